@@ -1,0 +1,276 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// upstream implements Upstream on a session's own upstream connection. The
+// session goroutine writes requests to uw; upstreamLoop routes the responses
+// (everything but NotificationResponse and ParameterStatus, which still go to
+// the client) to ownCh while a kOwn entry is at the front of the FIFO.
+type upstream struct {
+	c      *conn
+	usable bool
+}
+
+var _ Upstream = (*upstream)(nil)
+
+func (u *upstream) TxStatus() byte { return u.c.txStatus() }
+
+func (u *upstream) begin(msgs ...pgproto3.FrontendMessage) error {
+	if !u.usable {
+		return &Error{Code: codeFeatureNotSupp,
+			Message: "atrium cannot answer this statement inside a pipeline behind other statements",
+			Hint:    "Send Sync before this statement, or run it on its own.", Err: ErrUpstreamBusy}
+	}
+	if _, gone := u.c.sessionGone(); gone {
+		return errSessionEnded
+	}
+	c := u.c
+	c.push(kOwn)
+	var b []byte
+	for _, m := range msgs {
+		var err error
+		if b, err = m.Encode(b); err != nil {
+			// Nothing was sent; the entry must still be answered, so
+			// send a Sync that yields exactly one ReadyForQuery.
+			b, _ = (&pgproto3.Sync{}).Encode(b[:0])
+			_, _ = c.uw.Write(b)
+			_ = c.uw.Flush()
+			return &Error{Code: "22021", Message: "invalid statement text", Err: err}
+		}
+	}
+	if _, err := c.uw.Write(b); err != nil {
+		c.upstreamFailed(err)
+		return errSessionEnded
+	}
+	if err := c.uw.Flush(); err != nil {
+		c.upstreamFailed(err)
+		return errSessionEnded
+	}
+	return nil
+}
+
+// receiver reads the responses of one own request; after ctx ends it sends
+// one CancelRequest upstream and keeps reading to ReadyForQuery, so the
+// connection stays in step.
+type receiver struct {
+	c         *conn
+	ctx       context.Context
+	cancelled bool
+}
+
+func (r *receiver) next() (ownMsg, error) {
+	for {
+		var done <-chan struct{}
+		if !r.cancelled {
+			done = r.ctx.Done()
+		}
+		select {
+		case m := <-r.c.ownCh:
+			return m, nil
+		case <-done:
+			r.cancelled = true
+			go r.c.cancelUpstreamQuery()
+		case <-r.c.done:
+			return ownMsg{}, errSessionEnded
+		}
+	}
+}
+
+// Query implements Upstream.
+func (u *upstream) Query(ctx context.Context, sql string) (*Result, error) {
+	if err := u.begin(&pgproto3.Query{String: sql}); err != nil {
+		return nil, err
+	}
+	r := receiver{c: u.c, ctx: ctx}
+	var cur, last *Result
+	var qerr error
+	for {
+		m, err := r.next()
+		if err != nil {
+			return nil, err
+		}
+		switch m.typ {
+		case 'T':
+			var rd pgproto3.RowDescription
+			if err := rd.Decode(m.body); err != nil {
+				qerr = fmt.Errorf("decode row description: %w", err)
+				continue
+			}
+			cur = &Result{Fields: rd.Fields}
+		case 'D':
+			var dr pgproto3.DataRow
+			if err := dr.Decode(m.body); err != nil || cur == nil {
+				qerr = fmt.Errorf("unexpected data row")
+				continue
+			}
+			cur.Rows = append(cur.Rows, dr.Values) // m.body is ours alone
+		case 'C':
+			var cc pgproto3.CommandComplete
+			_ = cc.Decode(m.body)
+			if cur == nil {
+				cur = &Result{}
+			}
+			cur.CommandTag = string(cc.CommandTag)
+			if last == nil || last.Fields == nil || cur.Fields != nil {
+				last = cur
+			}
+			cur = nil
+		case 'E':
+			var er pgproto3.ErrorResponse
+			_ = er.Decode(m.body)
+			if qerr == nil {
+				qerr = upstreamErrorFrom(&er)
+			}
+		case 'N':
+			var nr pgproto3.NoticeResponse
+			if nr.Decode(m.body) == nil {
+				_ = u.c.sendClient(&nr)
+			}
+		case 'G':
+			// COPY FROM STDIN has no data here: fail it.
+			b, _ := (&pgproto3.CopyFail{Message: "COPY FROM STDIN is not supported in statements run by Atrium"}).Encode(nil)
+			_, _ = u.c.uw.Write(b)
+			_ = u.c.uw.Flush()
+		case 'Z':
+			if qerr != nil {
+				return nil, qerr
+			}
+			if r.cancelled {
+				return nil, ctx.Err()
+			}
+			if last == nil {
+				last = &Result{}
+			}
+			return last, nil
+		}
+	}
+}
+
+// Stream implements Upstream.
+func (u *upstream) Stream(ctx context.Context, sql string, limit int, w RowWriter, params ...[]byte) (string, bool, error) {
+	maxRows := uint32(0)
+	if limit > 0 {
+		maxRows = uint32(limit)
+	}
+	err := u.begin(
+		&pgproto3.Parse{Query: sql},
+		&pgproto3.Bind{Parameters: params, ResultFormatCodes: []int16{0}},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{MaxRows: maxRows},
+		&pgproto3.Sync{},
+	)
+	if err != nil {
+		return "", false, err
+	}
+	r := receiver{c: u.c, ctx: ctx}
+	var tag string
+	var truncated bool
+	var qerr, werr error
+	rows := 0
+	for {
+		m, err := r.next()
+		if err != nil {
+			return "", false, err
+		}
+		switch m.typ {
+		case 'T':
+			var rd pgproto3.RowDescription
+			if err := rd.Decode(m.body); err != nil {
+				qerr = fmt.Errorf("decode row description: %w", err)
+			} else if werr == nil {
+				werr = w.Fields(rd.Fields)
+			}
+		case 'D':
+			rows++
+			var dr pgproto3.DataRow
+			if err := dr.Decode(m.body); err != nil {
+				qerr = fmt.Errorf("decode data row: %w", err)
+			} else if werr == nil {
+				werr = w.Row(dr.Values)
+			}
+		case 'C':
+			var cc pgproto3.CommandComplete
+			_ = cc.Decode(m.body)
+			tag = string(cc.CommandTag)
+		case 's':
+			truncated = true
+			tag = fmt.Sprintf("SELECT %d", rows)
+		case 'E':
+			var er pgproto3.ErrorResponse
+			_ = er.Decode(m.body)
+			if qerr == nil {
+				qerr = upstreamErrorFrom(&er)
+			}
+		case 'N':
+			var nr pgproto3.NoticeResponse
+			if nr.Decode(m.body) == nil && werr == nil {
+				werr = w.Notice(&nr)
+			}
+		case 'G':
+			b, _ := (&pgproto3.CopyFail{Message: "COPY FROM STDIN is not supported in statements run by Atrium"}).Encode(nil)
+			_, _ = u.c.uw.Write(b)
+			_ = u.c.uw.Flush()
+		case 'Z':
+			switch {
+			case qerr != nil:
+				return "", false, qerr
+			case werr != nil:
+				return "", false, werr
+			case r.cancelled:
+				return "", false, ctx.Err()
+			}
+			return tag, truncated, nil
+		}
+	}
+}
+
+// Describe implements Upstream.
+func (u *upstream) Describe(ctx context.Context, sql string) ([]pgproto3.FieldDescription, error) {
+	if err := u.begin(&pgproto3.Parse{Query: sql}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{}); err != nil {
+		return nil, err
+	}
+	r := receiver{c: u.c, ctx: ctx}
+	var fields []pgproto3.FieldDescription
+	var qerr error
+	for {
+		m, err := r.next()
+		if err != nil {
+			return nil, err
+		}
+		switch m.typ {
+		case 'T':
+			var rd pgproto3.RowDescription
+			if err := rd.Decode(m.body); err != nil {
+				qerr = fmt.Errorf("decode row description: %w", err)
+				continue
+			}
+			fields = rd.Fields // m.body is ours alone
+		case 'E':
+			var er pgproto3.ErrorResponse
+			_ = er.Decode(m.body)
+			if qerr == nil {
+				qerr = upstreamErrorFrom(&er)
+			}
+		case 'N':
+			var nr pgproto3.NoticeResponse
+			if nr.Decode(m.body) == nil {
+				_ = u.c.sendClient(&nr)
+			}
+		case 'Z':
+			switch {
+			case qerr != nil:
+				return nil, qerr
+			case r.cancelled:
+				return nil, ctx.Err()
+			}
+			return fields, nil
+		}
+		// ParseComplete ('1'), ParameterDescription ('t') and NoData ('n')
+		// carry nothing the caller needs.
+	}
+}
