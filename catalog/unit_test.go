@@ -1,0 +1,91 @@
+package catalog
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSplitWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		"singer_id":          {"singer", "id"},
+		"SingerID":           {"singer", "id"},
+		"HTTPServer":         {"http", "server"},
+		"address2":           {"address", "2"},
+		"camelCaseName":      {"camel", "case", "name"},
+		`Odd "Name" here`:    {"odd", "name", "here"},
+		"Straße_Größe":       {"straße", "größe"},
+		"concert_singer.x-y": {"concert", "singer", "x", "y"},
+		"":                   nil,
+	} {
+		require.Equal(t, want, SplitWords(in), in)
+	}
+}
+
+func TestBuiltinEmbedderContract(t *testing.T) {
+	e := NewBuiltinEmbedder(0)
+	require.Equal(t, "builtin-v1", e.Name())
+	require.Equal(t, 256, e.Dimension())
+	vs, err := e.Embed(context.Background(), []string{"singer_id of the Singers", "SingerID singer", "", "stadium capacity"})
+	require.NoError(t, err)
+	var n float64
+	for _, x := range vs[0] {
+		n += float64(x) * float64(x)
+	}
+	require.InDelta(t, 1, math.Sqrt(n), 1e-5)
+	require.Equal(t, make([]float32, 256), vs[2], "empty text embeds to zeros")
+	// camelCase, snake_case and plural forms meet.
+	require.Greater(t, Cosine(vs[0], vs[1]), Cosine(vs[0], vs[3]))
+	// The function is frozen: these values are what every catalog built by
+	// builtin-v1 holds. Changing them needs a new Name.
+	v := e.Vector("singer")
+	var sum, abs float64
+	for i, x := range v {
+		sum += float64(x) * float64(i+1)
+		abs += math.Abs(float64(x))
+	}
+	require.InDelta(t, 2.132007, abs, 1e-4)
+	require.InDelta(t, -116.62079, sum, 1e-3)
+}
+
+func TestStem(t *testing.T) {
+	for in, want := range map[string]string{"singers": "singer", "countries": "country", "address": "address",
+		"addresses": "address", "status": "status", "analysis": "analysis", "bus": "bus", "id": "id"} {
+		require.Equal(t, want, stem(in), in)
+	}
+}
+
+func TestQualifiedName(t *testing.T) {
+	require.Equal(t, "singer_id", qualifiedName("singers", "id"))
+	require.Equal(t, "singer_id", qualifiedName("singer", "singer_id"))
+	require.Equal(t, "country_code", qualifiedName("Country", "Code"))
+}
+
+func TestSchemaFilter(t *testing.T) {
+	f, err := newSchemaFilter([]string{"sales,hr*"}, []string{"hr_old", "sales.tmp_*"})
+	require.NoError(t, err)
+	require.True(t, f.match("sales", "orders"))
+	require.False(t, f.match("sales", "tmp_1"))
+	require.True(t, f.match("hr", "x"))
+	require.True(t, f.match("hr2", "x"))
+	require.False(t, f.match("hr_old", "x"))
+	require.False(t, f.match("public", "x"))
+	all, err := newSchemaFilter(nil, nil)
+	require.NoError(t, err)
+	require.True(t, all.match("public", "x"))
+	require.False(t, all.match("atrium", "tables"))
+	require.False(t, all.match("pg_catalog", "pg_class"))
+	_, err = newSchemaFilter([]string{"["}, nil)
+	require.Error(t, err)
+}
+
+func TestParseDescription(t *testing.T) {
+	d, err := parseDescription("Here you go:\n```json\n{\"purpose\": \" Concerts held. \", \"columns\": {\"year\": \"Year held\"}}\n```")
+	require.NoError(t, err)
+	require.Equal(t, "Concerts held.", d.Purpose)
+	require.Equal(t, "Year held", d.Columns["year"])
+	_, err = parseDescription("no json")
+	require.Error(t, err)
+}

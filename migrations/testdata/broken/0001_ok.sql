@@ -1,0 +1,1 @@
+CREATE TABLE atrium.probe_ok (id int);
