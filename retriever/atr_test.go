@@ -1,0 +1,300 @@
+package retriever
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fixedScorer gives each table a fixed logit and the threshold a fixed value,
+// recording the windows it saw.
+type fixedScorer struct {
+	logit   map[string]float64
+	thr     float64
+	windows [][]string
+}
+
+func (f *fixedScorer) Score(_ context.Context, _ *Query, win []*Candidate) ([]float64, float64, error) {
+	out := make([]float64, len(win))
+	var names []string
+	for i, c := range win {
+		out[i] = f.logit[c.Table.Name]
+		names = append(names, c.Table.Name)
+	}
+	f.windows = append(f.windows, names)
+	return out, f.thr, nil
+}
+
+func cands(names ...string) []*Candidate {
+	out := make([]*Candidate, len(names))
+	for i, n := range names {
+		out[i] = &Candidate{Table: &TableInfo{ID: int64(i + 1), Schema: "s", Name: n}, Rank: i + 1}
+	}
+	return out
+}
+
+func selectedNames(r *atrResult) []string {
+	var out []string
+	for _, s := range r.Ranked[:r.Selected] {
+		out = append(out, s.Table.Name)
+	}
+	return out
+}
+
+func TestAdaptiveRetrieveFigure7(t *testing.T) {
+	// W=2, R=1 over four tables: the first window already ranks two tables
+	// above the threshold, so its rank is finalised at 4 and the top three
+	// of the final order are returned (Algorithm 1, lines 14-18 and 23).
+	sc := &fixedScorer{logit: map[string]float64{"A": 1, "B": 5, "C": 3, "D": 0}, thr: 2}
+	r, err := adaptiveRetrieve(context.Background(), sc, nil, cands("A", "B", "C", "D"), 2, 1)
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"C", "D"}, {"B", "C"}, {"A", "B"}}, sc.windows)
+	require.Equal(t, []string{"B", "A", "C"}, selectedNames(r))
+	require.Len(t, r.Ranked, 4)
+}
+
+func TestAdaptiveRetrieveThresholdInLastWindow(t *testing.T) {
+	names := make([]string, 30)
+	logit := map[string]float64{}
+	for i := range names {
+		names[i] = fmt.Sprintf("t%02d", i)
+		logit[names[i]] = -float64(i) / 10
+	}
+	logit["t25"] = 4 // a relevant table ranked low by the hybrid stage
+	logit["t03"] = 3
+	sc := &fixedScorer{logit: logit, thr: 1}
+	r, err := adaptiveRetrieve(context.Background(), sc, nil, cands(names...), 20, 15)
+	require.NoError(t, err)
+	require.Equal(t, []string{"t25", "t03"}, selectedNames(r))
+	require.Len(t, sc.windows, 3) // 20, then 5+15, then 5+15
+	require.Len(t, r.Ranked, 30)
+}
+
+func TestAdaptiveRetrieveSmallLists(t *testing.T) {
+	for _, tc := range []struct {
+		thr  float64
+		want []string
+	}{{10, nil}, {-10, []string{"b", "a", "c"}}, {1.5, []string{"b"}}} {
+		sc := &fixedScorer{logit: map[string]float64{"a": 1, "b": 2, "c": 0}, thr: tc.thr}
+		r, err := adaptiveRetrieve(context.Background(), sc, nil, cands("a", "b", "c"), 20, 15)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, selectedNames(r), "thr %v", tc.thr)
+	}
+	r, err := adaptiveRetrieve(context.Background(), &fixedScorer{}, nil, nil, 20, 15)
+	require.NoError(t, err)
+	require.Zero(t, r.Selected)
+	_, err = adaptiveRetrieve(context.Background(), &fixedScorer{}, nil, cands("a"), 5, 5)
+	require.Error(t, err)
+}
+
+func TestWindowLossGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 20; trial++ {
+		n := 1 + rng.IntN(8)
+		logits := make([]float64, n)
+		gold := make([]bool, n)
+		for i := range logits {
+			logits[i] = rng.NormFloat64() * 2
+			gold[i] = rng.IntN(3) == 0
+		}
+		thr := rng.NormFloat64()
+		_, gl, gt := windowLoss(logits, thr, gold)
+		const h = 1e-6
+		for i := range logits {
+			logits[i] += h
+			up, _, _ := windowLoss(logits, thr, gold)
+			logits[i] -= 2 * h
+			down, _, _ := windowLoss(logits, thr, gold)
+			logits[i] += h
+			require.InDelta(t, (up-down)/(2*h), gl[i], 1e-5)
+		}
+		up, _, _ := windowLoss(logits, thr+h, gold)
+		down, _, _ := windowLoss(logits, thr-h, gold)
+		require.InDelta(t, (up-down)/(2*h), gt, 1e-5)
+	}
+}
+
+// syntheticSet builds training windows where one feature separates gold
+// tables, to check that training learns and is deterministic.
+func syntheticSet(seed uint64) *TrainingSet {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	set := &TrainingSet{Questions: 50}
+	for w := 0; w < 120; w++ {
+		tw := TrainWindow{Thr: make([]float64, numThreshFeatures)}
+		tw.Thr[0] = 1
+		for i := 0; i < 20; i++ {
+			f := make([]float64, numPairFeatures)
+			for k := range f {
+				f[k] = rng.Float64()
+			}
+			g := i < 2 && w%2 == 0
+			if g {
+				f[4] += 2
+			}
+			tw.Pair = append(tw.Pair, f)
+			tw.Gold = append(tw.Gold, g)
+		}
+		set.Train = append(set.Train, tw)
+	}
+	return set
+}
+
+func TestTrainDeterministic(t *testing.T) {
+	cfg := TrainConfig{Seed: 7, Epochs: 5}
+	a, err := Train(context.Background(), syntheticSet(1), cfg)
+	require.NoError(t, err)
+	b, err := Train(context.Background(), syntheticSet(1), cfg)
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+	require.NoError(t, a.check())
+	// It learned the separating feature: a gold row scores above the
+	// threshold, a plain row below.
+	set := syntheticSet(1)
+	x := make([]float64, numPairFeatures)
+	h := make([]float64, a.Hidden)
+	thr := a.threshLogit(set.Train[0].Thr)
+	require.Greater(t, a.pairLogit(set.Train[0].Pair[0], x, h), thr)
+	require.Less(t, a.pairLogit(set.Train[0].Pair[10], x, h), thr)
+	require.False(t, math.IsNaN(thr))
+}
+
+func TestDefaultLiteModelLoads(t *testing.T) {
+	m, err := DefaultLiteModel()
+	require.NoError(t, err)
+	require.Equal(t, numPairFeatures, m.PairFeatures)
+}
+
+// The training code replays Algorithm 1 with shifted thresholds from one
+// run's trace; the replay must equal a real run with the shifted scorer.
+func TestThresholdRankReplay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 50; trial++ {
+		n := 1 + rng.IntN(60)
+		names := make([]string, n)
+		logit := map[string]float64{}
+		for i := range names {
+			names[i] = fmt.Sprintf("t%02d", i)
+			logit[names[i]] = rng.NormFloat64() * 2
+		}
+		thr := rng.NormFloat64()
+		base, err := adaptiveRetrieve(context.Background(), &fixedScorer{logit: logit, thr: thr}, nil, cands(names...), 20, 15)
+		require.NoError(t, err)
+		for _, bias := range []float64{-2, -0.5, 0, 0.7, 3} {
+			shifted, err := adaptiveRetrieve(context.Background(), &fixedScorer{logit: logit, thr: thr + bias}, nil, cands(names...), 20, 15)
+			require.NoError(t, err)
+			require.Equal(t, shifted.Selected, thresholdRank(base.trace, 15, bias, 0, len(base.Ranked)), "trial %d bias %v", trial, bias)
+			for _, cut := range []float64{0.5, 2} {
+				rel, err := adaptiveRetrieve(context.Background(), &relScorer{fixedScorer{logit: logit, thr: thr + bias}, cut}, nil, cands(names...), 20, 15)
+				require.NoError(t, err)
+				require.Equal(t, rel.Selected, thresholdRank(base.trace, 15, bias, cut, len(base.Ranked)), "trial %d bias %v cut %v", trial, bias, cut)
+			}
+		}
+	}
+}
+
+// relScorer applies the lite model's relative cut to a fixed scorer.
+type relScorer struct {
+	fixedScorer
+	cut float64
+}
+
+func (r *relScorer) Score(ctx context.Context, q *Query, win []*Candidate) ([]float64, float64, error) {
+	l, thr, err := r.fixedScorer.Score(ctx, q, win)
+	return l, relativeThreshold(thr, l, r.cut), err
+}
+
+func TestListIDFFeatures(t *testing.T) {
+	mk := func(id int64, schema, name string, cols ...string) *Candidate {
+		ti := &TableInfo{ID: id, Schema: schema, Name: name}
+		for _, c := range cols {
+			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
+		}
+		ti.prepare()
+		return &Candidate{Table: ti, Rank: int(id)}
+	}
+	cs := []*Candidate{
+		mk(1, "concert_singer", "singer", "singer_id", "name", "country"),
+		mk(2, "concert_singer", "concert", "concert_id", "concert_name", "stadium_id"),
+		mk(3, "singer", "singer", "singer_id", "name", "birth_year"),
+		mk(4, "concert_singer", "stadium", "stadium_id", "location"),
+	}
+	q := newQuery("Which singers performed in a concert at the stadium?", nil, nil)
+	schemaCoverage(q, cs)
+	// concert and stadium are only in concert_singer: that schema covers
+	// more, and uniquely.
+	require.Equal(t, 1.0, cs[0].schemaUniqBest)
+	require.Zero(t, cs[2].schemaUniqBest)
+	require.Zero(t, cs[0].schemaIdfGap)
+	require.Less(t, cs[2].schemaIdfGap, 0.0)
+	require.Equal(t, 1.0, cs[0].schemaNamed)
+	// The greedy cover starts with the rarest word (concert), then adds
+	// singer and stadium: concert's stadium_id names another table and
+	// covers nothing. Singer's birth_year adds no question word.
+	require.Equal(t, 1.0, cs[1].coverFirst)
+	require.Greater(t, cs[0].coverGain, 0.0)
+	require.Greater(t, cs[3].coverGain, 0.0)
+	require.Equal(t, 1.0, cs[2].coverFirst)
+}
+
+func TestCoverExpand(t *testing.T) {
+	mk := func(id int64, name string, margin float64, cols ...string) *Scored {
+		ti := &TableInfo{ID: id, Schema: "shop", Name: name}
+		for _, c := range cols {
+			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
+		}
+		ti.prepare()
+		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: margin}
+	}
+	ranked := []*Scored{
+		mk(1, "products", 1, "product_id", "product_name", "color_code", "description"),
+		mk(2, "ref_colors", -0.5, "color_code", "color_description"),
+		mk(3, "suppliers", -0.4, "supplier_id", "supplier_name"),
+	}
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	for _, e := range []*JoinEdge{
+		{From: 1, To: 2, FromCols: []string{"color_code"}, ToCols: []string{"color_code"}, Source: "foreign_key", Score: 1},
+		{From: 1, To: 3, FromCols: []string{"product_id"}, ToCols: []string{"supplier_id"}, Source: "foreign_key", Score: 1},
+	} {
+		g.adj[e.From] = append(g.adj[e.From], e)
+		g.adj[e.To] = append(g.adj[e.To], e)
+		g.best[[2]int64{e.From, e.To}] = e
+	}
+	q := newQuery(`What is the color code and description of the product named "chervil"?`, nil, g)
+	noTables := func([]int64) (map[int64]*TableInfo, error) { return nil, nil }
+	names := func(ex *expansion) []string {
+		var out []string
+		for _, s := range ex.chosen {
+			out = append(out, s.Table.Name)
+		}
+		return out
+	}
+	off, zero, on := 99.0, 0.0, -1.0
+	base := ExpansionConfig{ExpandMargin: &zero, RestoreMargin: &off, RefineMargin: &off}
+
+	cfg := base
+	cfg.CoverMargin = &off
+	ex, err := expand(q, ranked, 1, g, cfg.withDefaults(nil), noTables)
+	require.NoError(t, err)
+	require.Equal(t, []string{"products"}, names(ex))
+
+	// products carries color_code, but only ref_colors is named after a
+	// color: it comes back; suppliers, though joinable and rated higher,
+	// names nothing the question asks about.
+	cfg = base
+	cfg.CoverMargin, cfg.CoverGain = &on, 0.15
+	ex, err = expand(q, ranked, 1, g, cfg.withDefaults(nil), noTables)
+	require.NoError(t, err)
+	require.Equal(t, []string{"products", "ref_colors"}, names(ex))
+	require.Equal(t, ReasonJoin, ex.reason[2])
+
+	// A margin below CoverMargin keeps it out.
+	tight := -0.25
+	cfg.CoverMargin = &tight
+	ex, err = expand(q, ranked, 1, g, cfg.withDefaults(nil), noTables)
+	require.NoError(t, err)
+	require.Equal(t, []string{"products"}, names(ex))
+}

@@ -1,0 +1,262 @@
+package retriever
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// TableInfo is what the retriever knows about one catalog table: enough to
+// score it and to prompt an LLM with it.
+type TableInfo struct {
+	ID      int64
+	Schema  string
+	Name    string
+	Kind    string
+	Comment string
+	Purpose string
+	EstRows int64
+	Columns []ColumnInfo
+
+	// Derived once when loaded; read-only afterwards.
+	nameA    analyzed
+	colA     []analyzed
+	colStems map[string]bool
+	comA     analyzed
+}
+
+// ColumnInfo is one column of a catalog table.
+type ColumnInfo struct {
+	Name         string
+	Type         string
+	Comment      string
+	Description  string
+	PrimaryKey   bool
+	Unique       bool
+	NotNull      bool
+	SampleValues []string
+}
+
+// QualifiedName is schema.table.
+func (t *TableInfo) QualifiedName() string { return t.Schema + "." + t.Name }
+
+func (t *TableInfo) prepare() {
+	t.nameA = analyze(t.Name, false)
+	t.colStems = map[string]bool{}
+	t.colA = make([]analyzed, len(t.Columns))
+	var com strings.Builder
+	com.WriteString(t.Comment)
+	com.WriteString(" ")
+	com.WriteString(t.Purpose)
+	for i, c := range t.Columns {
+		t.colA[i] = analyze(c.Name, false)
+		for _, s := range t.colA[i].stems {
+			t.colStems[s] = true
+		}
+		com.WriteString(" ")
+		com.WriteString(c.Comment)
+		com.WriteString(" ")
+		com.WriteString(c.Description)
+	}
+	t.comA = analyze(com.String(), true)
+}
+
+// JoinEdge is one edge of the catalog join graph, oriented from the
+// referencing table to the referenced one.
+type JoinEdge struct {
+	From, To         int64
+	FromCols, ToCols []string
+	Source           string // foreign_key or inferred
+	Score            float64
+}
+
+// graph is the catalog's join graph for one catalog version. Immutable.
+type graph struct {
+	adj map[int64][]*JoinEdge // both directions reference the same edge
+	// best[a][b] is the highest-scoring edge between a and b.
+	best map[[2]int64]*JoinEdge
+}
+
+func (g *graph) edge(a, b int64) *JoinEdge {
+	if a > b {
+		a, b = b, a
+	}
+	return g.best[[2]int64{a, b}]
+}
+
+// compat is CORE-T's table compatibility: the best edge score between two
+// tables, 0 when they do not join.
+func (g *graph) compat(a, b int64) float64 {
+	if e := g.edge(a, b); e != nil {
+		return e.Score
+	}
+	return 0
+}
+
+// snapshot is the static part of the catalog for one version: the join graph
+// and a cache of table metadata filled on demand. Shared by concurrent
+// retrievals.
+type snapshot struct {
+	version   int64
+	embedder  string
+	dimension int
+	g         *graph
+
+	mu struct {
+		sync.Mutex
+		tables map[int64]*TableInfo
+	}
+}
+
+// maxCachedTables bounds the metadata cache of one snapshot; beyond it the
+// cache is dropped and refilled (huge catalogs touch few tables per query).
+const maxCachedTables = 200_000
+
+// ErrCatalogNotBuilt reports that the catalog schema or its contents do not
+// exist yet.
+var ErrCatalogNotBuilt = errors.New("the Atrium catalog is not built yet: run `atrium migrate` and `atrium catalog sync` first")
+
+// catalogState reads the catalog version and embedder.
+func catalogState(ctx context.Context, db *pgxpool.Pool) (version int64, embedder string, dim int, err error) {
+	err = db.QueryRow(ctx, `SELECT version, embedder, dimension FROM atrium.catalog_state`).Scan(&version, &embedder, &dim)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "3F000") {
+			return 0, "", 0, ErrCatalogNotBuilt
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, "", 0, ErrCatalogNotBuilt
+		}
+		return 0, "", 0, fmt.Errorf("read catalog state: %w", err)
+	}
+	return version, embedder, dim, nil
+}
+
+func loadGraph(ctx context.Context, db *pgxpool.Pool) (*graph, error) {
+	rows, err := db.Query(ctx, `SELECT from_table_id, from_columns, to_table_id, to_columns, source, score FROM atrium.join_edges ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("load join graph: %w", err)
+	}
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	for rows.Next() {
+		e := &JoinEdge{}
+		var score float32
+		if err := rows.Scan(&e.From, &e.FromCols, &e.To, &e.ToCols, &e.Source, &score); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("load join graph: %w", err)
+		}
+		e.Score = float64(score)
+		if e.From == e.To {
+			continue // self-joins never connect two tables
+		}
+		g.adj[e.From] = append(g.adj[e.From], e)
+		g.adj[e.To] = append(g.adj[e.To], e)
+		a, b := e.From, e.To
+		if a > b {
+			a, b = b, a
+		}
+		if old := g.best[[2]int64{a, b}]; old == nil || e.Score > old.Score || (e.Score == old.Score && e.Source == "foreign_key" && old.Source != "foreign_key") {
+			g.best[[2]int64{a, b}] = e
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load join graph: %w", err)
+	}
+	// Deterministic neighbour order for BFS.
+	for id, es := range g.adj {
+		sort.SliceStable(es, func(i, j int) bool { return other(es[i], id) < other(es[j], id) })
+	}
+	return g, nil
+}
+
+func other(e *JoinEdge, id int64) int64 {
+	if e.From == id {
+		return e.To
+	}
+	return e.From
+}
+
+// tables returns metadata for ids, loading the missing ones in one query.
+func (s *snapshot) tables(ctx context.Context, db *pgxpool.Pool, ids []int64) (map[int64]*TableInfo, error) {
+	out := make(map[int64]*TableInfo, len(ids))
+	var missing []int64
+	s.mu.Lock()
+	for _, id := range ids {
+		if t, ok := s.mu.tables[id]; ok {
+			out[id] = t
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	s.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	loaded, err := loadTables(ctx, db, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.mu.tables)+len(loaded) > maxCachedTables {
+		s.mu.tables = map[int64]*TableInfo{}
+	}
+	for id, t := range loaded {
+		s.mu.tables[id] = t
+		out[id] = t
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// loadTables reads tables with their columns. Column sample values come with
+// them because the SQL prompt shows them.
+func loadTables(ctx context.Context, db *pgxpool.Pool, ids []int64) (map[int64]*TableInfo, error) {
+	rows, err := db.Query(ctx, `
+SELECT t.id, t.schema_name, t.table_name, t.kind, coalesce(t.comment, ''), coalesce(t.purpose, ''), t.est_rows,
+       coalesce(array_agg(c.column_name ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(c.data_type ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(coalesce(c.comment, '') ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(coalesce(c.description, '') ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(c.is_primary_key ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(c.is_unique ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(c.not_null ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
+       coalesce(array_agg(array_to_string(c.sample_values[1:5], E'\x1f') ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}')
+FROM atrium.tables t LEFT JOIN atrium.columns c ON c.table_id = t.id
+WHERE t.id = ANY($1)
+GROUP BY t.id`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load table metadata: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]*TableInfo, len(ids))
+	for rows.Next() {
+		t := &TableInfo{}
+		var names, types, comments, descs, samples []string
+		var pks, uniq, notNull []bool
+		if err := rows.Scan(&t.ID, &t.Schema, &t.Name, &t.Kind, &t.Comment, &t.Purpose, &t.EstRows,
+			&names, &types, &comments, &descs, &pks, &uniq, &notNull, &samples); err != nil {
+			return nil, fmt.Errorf("load table metadata: %w", err)
+		}
+		t.Columns = make([]ColumnInfo, len(names))
+		for i := range names {
+			c := ColumnInfo{Name: names[i], Type: types[i], Comment: comments[i], Description: descs[i], PrimaryKey: pks[i], Unique: uniq[i], NotNull: notNull[i]}
+			if samples[i] != "" {
+				c.SampleValues = strings.Split(samples[i], "\x1f")
+			}
+			t.Columns[i] = c
+		}
+		t.prepare()
+		out[t.ID] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load table metadata: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,563 @@
+package retriever
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// Query is a question prepared for scoring: analysed once, shared by every
+// window scored for it. Read-only once built.
+type Query struct {
+	Text      string
+	Embedding []float32
+
+	all     analyzed // every word, stopwords kept (table names like has_pet)
+	content analyzed // stopwords dropped: what the question asks about
+	words   map[string]bool
+	g       *graph
+}
+
+// NewQuery analyses a question. g may be nil (no join features).
+func newQuery(text string, emb []float32, g *graph) *Query {
+	q := &Query{Text: text, Embedding: emb, g: g}
+	q.all = analyze(text, false)
+	q.content = analyze(text, true)
+	q.words = map[string]bool{}
+	for _, w := range q.all.words {
+		q.words[w] = true
+	}
+	return q
+}
+
+// Candidate is one table proposed by the hybrid stage, with the evidence the
+// scorers use.
+type Candidate struct {
+	Table *TableInfo
+	// Rank is the 1-based position in the hybrid ranking.
+	Rank int
+	// LexRaw is ts_rank_cd over the weighted tsvector; SemRaw the cosine
+	// similarity to the question embedding (0 without an embedding).
+	LexRaw, SemRaw float64
+	// SLex, SSem are the min-max normalised scores (value hits included in
+	// SLex); S = α·SLex + (1−α)·SSem.
+	SLex, SSem, S float64
+	// Values are value-index entries that share words with the question.
+	Values []ValueHit
+
+	valFull, valPart float64
+	// schemaCov is the share of the question's content words that the
+	// names of this table's schema-mates among all candidates cover;
+	// schemaBest marks the schema(s) covering most.
+	schemaCov, schemaBest float64
+	// List-level evidence weighted by how rare a question word is among
+	// the candidates' names (idf over the list, so it means the same for
+	// 80 tables or 100,000): the table's own share (idfCov, idfName for
+	// its name alone), its schema's share and gap to the best schema, the
+	// number of question words only this schema's tables match (schemaUniq,
+	// log1p) and whether that is the most, and whether the schema's own
+	// name is mentioned.
+	idfCov, idfName, schemaIdf, schemaIdfGap, schemaUniq, schemaUniqBest, schemaNamed float64
+	// A greedy cover of the question's words by each schema's tables (most
+	// idf weight first): coverGain is the share this table added when
+	// picked (0 if it added nothing), coverFirst marks the schema's first
+	// pick. A second table that adds words the first lacks is what a
+	// multi-table question looks like.
+	coverGain, coverFirst float64
+}
+
+// ValueHit is a sampled column value that the question mentions.
+type ValueHit struct {
+	Column string
+	Value  string
+	// Match is the fraction of the value's words found in the question.
+	Match float64
+}
+
+// matchValue scores how much of value the question contains: the fraction of
+// the value's words that appear in the question.
+func matchValue(q *Query, value string) float64 {
+	ws := splitWords(value)
+	if len(ws) == 0 {
+		return 0
+	}
+	hit := 0
+	for _, w := range ws {
+		if q.words[w] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(ws))
+}
+
+// scoreValues fills a candidate's value evidence from its hits. Hits with no
+// informative word in common are dropped: a value "of" or "2" says nothing.
+func scoreValues(q *Query, c *Candidate) {
+	kept := c.Values[:0]
+	c.valFull, c.valPart = 0, 0
+	for _, v := range c.Values {
+		m := matchValue(q, v.Value)
+		informative := false
+		for _, w := range splitWords(v.Value) {
+			if q.words[w] && !stopwords[w] && !isNumber(w) && len(w) > 1 {
+				informative = true
+				break
+			}
+		}
+		if !informative || m == 0 {
+			continue
+		}
+		v.Match = m
+		kept = append(kept, v)
+		if m >= 1 {
+			c.valFull = 1
+		}
+		if m > c.valPart {
+			c.valPart = m
+		}
+	}
+	c.Values = kept
+}
+
+// Feature vector sizes. Changing either (or the meaning of a slot) requires
+// retraining: the weights file records both and the loader checks them.
+const (
+	numPairFeatures   = 34
+	numThreshFeatures = 14
+	// The last three threshold slots are filled by the scorer from the
+	// window's table logits (max, second, mean): like ATR's threshold token,
+	// which attends to the table tokens, the threshold sees the tables'
+	// scores. Training treats them as constants (no gradient through them).
+	threshLogitSlot = 10
+)
+
+// pairStats are the per-table quantities window features are built from.
+type pairStats struct {
+	nameCov, qNameCov, qColCov, comCov float64
+	colHits                            int
+	covered                            map[string]bool
+}
+
+func statsFor(q *Query, t *TableInfo) pairStats {
+	var st pairStats
+	st.covered = map[string]bool{}
+	if n := len(t.nameA.stems); n > 0 {
+		hit := 0
+		for _, s := range t.nameA.stems {
+			if q.all.set[s] {
+				hit++
+			}
+		}
+		st.nameCov = float64(hit) / float64(n)
+	}
+	nc := 0
+	nameHit, colHit, comHit := 0, 0, 0
+	for s := range q.content.set {
+		if genericWords[s] {
+			continue
+		}
+		nc++
+		if t.nameA.set[s] {
+			nameHit++
+			st.covered[s] = true
+		}
+		if t.colStems[s] {
+			colHit++
+			st.covered[s] = true
+		}
+		if t.comA.set[s] {
+			comHit++
+		}
+	}
+	if nc > 0 {
+		st.qNameCov = float64(nameHit) / float64(nc)
+		st.qColCov = float64(colHit) / float64(nc)
+		st.comCov = float64(comHit) / float64(nc)
+	}
+	st.colHits = colHit
+	return st
+}
+
+// windowFeatures computes the lite scorer's inputs for one window: a feature
+// row per table and one row for the threshold. It is the single definition
+// of the features, used by inference and by training alike.
+func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64) {
+	n := len(win)
+	stats := make([]pairStats, n)
+	maxS, sumS, maxCov, maxName, maxValFull, maxQCol := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+	nameAll := 0
+	top := 0
+	for i, c := range win {
+		stats[i] = statsFor(q, c.Table)
+		if c.S > win[top].S {
+			top = i
+		}
+		sumS += c.S
+		cov := stats[i].qNameCov + stats[i].qColCov
+		maxCov = math.Max(maxCov, cov)
+		maxName = math.Max(maxName, stats[i].nameCov)
+		maxValFull = math.Max(maxValFull, c.valFull)
+		maxQCol = math.Max(maxQCol, stats[i].qColCov)
+		if stats[i].nameCov >= 1 {
+			nameAll++
+		}
+	}
+	topSchema := ""
+	if n > 0 {
+		topSchema = win[top].Table.Schema
+		maxS = win[top].S
+	}
+	schemaMass := map[string]float64{}
+	winCov := map[string]map[string]bool{}
+	maxSchemaCov := 0.0
+	for i, c := range win {
+		schemaMass[c.Table.Schema] += c.S
+		m := winCov[c.Table.Schema]
+		if m == nil {
+			m = map[string]bool{}
+			winCov[c.Table.Schema] = m
+		}
+		for s := range stats[i].covered {
+			m[s] = true
+		}
+		maxSchemaCov = math.Max(maxSchemaCov, c.schemaCov)
+	}
+	nContent := 0
+	for s := range q.content.set {
+		if !genericWords[s] {
+			nContent++
+		}
+	}
+	pair = make([][]float64, n)
+	for i, c := range win {
+		st := stats[i]
+		f := make([]float64, numPairFeatures)
+		f[0] = c.S
+		f[1] = c.SLex
+		f[2] = c.SSem
+		f[3] = 1 / math.Log2(float64(c.Rank)+1)
+		f[4] = st.nameCov
+		if st.nameCov >= 1 {
+			f[5] = 1
+		}
+		f[6] = st.qNameCov
+		f[7] = math.Log1p(float64(st.colHits))
+		f[8] = st.qColCov
+		f[9] = st.comCov
+		f[10] = c.valFull
+		f[11] = c.valPart
+		f[12] = math.Log1p(float64(len(c.Values)))
+		deg, strong, namedNeighbours := 0, 0.0, 0
+		if q.g != nil {
+			for j, o := range win {
+				if j == i || q.g.edge(c.Table.ID, o.Table.ID) == nil {
+					continue
+				}
+				deg++
+				strong = math.Max(strong, stats[j].nameCov)
+				if stats[j].nameCov > 0 || stats[j].qColCov > 0 {
+					namedNeighbours++
+				}
+			}
+		}
+		f[13] = math.Log1p(float64(deg))
+		f[14] = strong
+		f[15] = c.S - maxS
+		f[16] = st.qNameCov + st.qColCov - maxCov
+		if nContent > 0 {
+			uniq := 0
+			for s := range st.covered {
+				alone := true
+				for j := range win {
+					if j != i && stats[j].covered[s] && win[j].Table.Schema == c.Table.Schema {
+						alone = false
+						break
+					}
+				}
+				if alone {
+					uniq++
+				}
+			}
+			f[17] = float64(uniq) / float64(nContent)
+		}
+		if namedNeighbours >= 2 {
+			f[18] = 1
+		}
+		f[19] = math.Log1p(float64(len(c.Table.Columns)))
+		if c.Table.Schema == topSchema {
+			f[20] = 1
+		}
+		if sumS > 0 {
+			f[21] = schemaMass[c.Table.Schema] / sumS
+		}
+		f[22] = c.schemaCov
+		f[23] = c.schemaBest
+		if nContent > 0 {
+			f[24] = float64(len(winCov[c.Table.Schema])) / float64(nContent)
+		}
+		f[25] = c.idfCov
+		f[26] = c.idfName
+		f[27] = c.schemaIdf
+		f[28] = c.schemaIdfGap
+		f[29] = c.schemaUniq
+		f[30] = c.schemaUniqBest
+		f[31] = c.schemaNamed
+		f[32] = c.coverGain
+		f[33] = c.coverFirst
+		pair[i] = f
+	}
+	thr = make([]float64, numThreshFeatures)
+	thr[0] = 1
+	thr[1] = math.Log1p(float64(nContent))
+	thr[2] = maxS
+	thr[3] = maxName
+	thr[4] = math.Log1p(float64(nameAll))
+	thr[5] = maxValFull
+	if n > 0 {
+		thr[6] = sumS / float64(n)
+	}
+	thr[7] = maxQCol
+	thr[8] = math.Log1p(float64(n))
+	thr[9] = maxSchemaCov
+	// Slots 10–12: the window's logits (setLogitStats).
+	cover := 0
+	for _, c := range win {
+		if c.coverGain > 0 && c.schemaIdfGap == 0 {
+			cover++
+		}
+	}
+	thr[13] = math.Log1p(float64(cover))
+	return pair, thr
+}
+
+// setLogitStats fills the threshold's logit slots.
+func setLogitStats(thr, logits []float64) {
+	if len(logits) == 0 {
+		thr[threshLogitSlot], thr[threshLogitSlot+1], thr[threshLogitSlot+2] = 0, 0, 0
+		return
+	}
+	first, second, sum := math.Inf(-1), math.Inf(-1), 0.0
+	for _, l := range logits {
+		sum += l
+		if l > first {
+			first, second = l, first
+		} else if l > second {
+			second = l
+		}
+	}
+	if math.IsInf(second, -1) {
+		second = first
+	}
+	thr[threshLogitSlot], thr[threshLogitSlot+1], thr[threshLogitSlot+2] = first, second, sum/float64(len(logits))
+}
+
+// schemaCoverage fills schemaCov and schemaBest over a candidate list.
+func schemaCoverage(q *Query, cands []*Candidate) {
+	nContent := 0
+	for s := range q.content.set {
+		if !genericWords[s] {
+			nContent++
+		}
+	}
+	if nContent == 0 {
+		return
+	}
+	cov := map[string]map[string]bool{}
+	for _, c := range cands {
+		m := cov[c.Table.Schema]
+		if m == nil {
+			m = map[string]bool{}
+			cov[c.Table.Schema] = m
+		}
+		for s := range statsFor(q, c.Table).covered {
+			m[s] = true
+		}
+	}
+	best := 0
+	for _, m := range cov {
+		best = max(best, len(m))
+	}
+	for _, c := range cands {
+		k := len(cov[c.Table.Schema])
+		c.schemaCov = float64(k) / float64(nContent)
+		if k == best && best > 0 {
+			c.schemaBest = 1
+		}
+	}
+	listIDF(q, cands)
+}
+
+// ownStems are the stems a table's own name and its non-key columns carry:
+// a column named like a reference (product_id, dept_id) names another
+// table, and counting it would let a junction table "cover" the tables it
+// joins.
+func ownStems(t *TableInfo) map[string]bool {
+	own := map[string]bool{}
+	for _, s := range t.nameA.stems {
+		own[s] = true
+	}
+	for _, a := range t.colA {
+		if n := len(a.words); n > 1 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
+			continue
+		}
+		for _, s := range a.stems {
+			own[s] = true
+		}
+	}
+	return own
+}
+
+// listIDF fills the idf-weighted list-level evidence of each candidate.
+func listIDF(q *Query, cands []*Candidate) {
+	n := float64(len(cands))
+	if n == 0 {
+		return
+	}
+	own := make([]map[string]bool, len(cands))
+	for i, c := range cands {
+		own[i] = ownStems(c.Table)
+	}
+	// Which candidates' names (table or column) contain each content stem.
+	var terms []string
+	for s := range q.content.set {
+		if !genericWords[s] {
+			terms = append(terms, s)
+		}
+	}
+	sort.Strings(terms)
+	df := make([]float64, len(terms))
+	schemasOf := make([]map[string]bool, len(terms))
+	for i, s := range terms {
+		schemasOf[i] = map[string]bool{}
+		for _, c := range cands {
+			if c.Table.nameA.set[s] || c.Table.colStems[s] {
+				df[i]++
+				schemasOf[i][c.Table.Schema] = true
+			}
+		}
+	}
+	idf := make([]float64, len(terms))
+	total := 0.0
+	for i := range terms {
+		if df[i] > 0 {
+			idf[i] = math.Log(1 + n/df[i])
+			total += idf[i]
+		}
+	}
+	schemaW := map[string]float64{}
+	schemaU := map[string]float64{}
+	for i := range terms {
+		for sc := range schemasOf[i] {
+			schemaW[sc] += idf[i]
+			if len(schemasOf[i]) == 1 {
+				schemaU[sc]++
+			}
+		}
+	}
+	bestW, bestU := 0.0, 0.0
+	for _, w := range schemaW {
+		bestW = max(bestW, w)
+	}
+	for _, u := range schemaU {
+		bestU = max(bestU, u)
+	}
+	for _, c := range cands {
+		c.idfCov, c.idfName = 0, 0
+		if total > 0 {
+			for i, s := range terms {
+				if c.Table.nameA.set[s] {
+					c.idfName += idf[i]
+				}
+				if c.Table.nameA.set[s] || c.Table.colStems[s] {
+					c.idfCov += idf[i]
+				}
+			}
+			c.idfCov /= total
+			c.idfName /= total
+			c.schemaIdf = schemaW[c.Table.Schema] / total
+			c.schemaIdfGap = (schemaW[c.Table.Schema] - bestW) / total
+		}
+		u := schemaU[c.Table.Schema]
+		c.schemaUniq = math.Log1p(u)
+		c.schemaUniqBest = 0
+		if u > 0 && u == bestU {
+			c.schemaUniqBest = 1
+		}
+		c.coverGain, c.coverFirst = 0, 0
+		c.schemaNamed = 0
+		for _, w := range splitWords(c.Table.Schema) {
+			if len(w) > 2 && !isNumber(w) && q.content.set[stem(w)] {
+				c.schemaNamed = 1
+				break
+			}
+		}
+	}
+	if total == 0 {
+		return
+	}
+	// Greedy cover per schema, candidates in list order (ties keep rank).
+	bySchema := map[string][]int{}
+	var order []string
+	for i, c := range cands {
+		if bySchema[c.Table.Schema] == nil {
+			order = append(order, c.Table.Schema)
+		}
+		bySchema[c.Table.Schema] = append(bySchema[c.Table.Schema], i)
+	}
+	for _, sc := range order {
+		covered := make([]bool, len(terms))
+		first := true
+		for {
+			var best *Candidate
+			bestIdx := -1
+			bestGain := 0.0
+			for _, ci := range bySchema[sc] {
+				c := cands[ci]
+				if c.coverGain > 0 {
+					continue
+				}
+				g := 0.0
+				for i, s := range terms {
+					if !covered[i] && own[ci][s] {
+						g += idf[i]
+					}
+				}
+				if g > bestGain+1e-12 {
+					best, bestIdx, bestGain = c, ci, g
+				}
+			}
+			if best == nil {
+				break
+			}
+			best.coverGain = bestGain / total
+			if first {
+				best.coverFirst = 1
+				first = false
+			}
+			for i, s := range terms {
+				if own[bestIdx][s] {
+					covered[i] = true
+				}
+			}
+		}
+	}
+}
+
+// reasonsFor names the evidence that made a candidate relevant, for people
+// reading RETRIEVE output.
+func reasonsFor(q *Query, c *Candidate) []string {
+	var rs []string
+	st := statsFor(q, c.Table)
+	if c.SLex >= 0.5 || st.nameCov > 0 || st.qColCov > 0 {
+		rs = append(rs, "lexical")
+	}
+	if c.SSem >= 0.5 {
+		rs = append(rs, "vector")
+	}
+	if len(c.Values) > 0 {
+		rs = append(rs, "value")
+	}
+	return rs
+}
+
+func joinReasons(rs []string) string { return strings.Join(rs, ",") }

@@ -1,0 +1,113 @@
+package retriever
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/proxy"
+)
+
+func TestTextArray(t *testing.T) {
+	pool, _ := setupCatalog(t)
+	in := []string{`plain`, `a"b`, `c\d`, `x,y`, `{z}`, ` sp `, `NULL`, ``}
+	require.Equal(t, `{"plain","a\"b","c\\d","x,y","{z}"," sp ","NULL",""}`, textArray(in))
+	var out []string
+	require.NoError(t, pool.QueryRow(context.Background(), "SELECT ($1::text)::text[]", textArray(in)).Scan(&out))
+	require.Equal(t, in, out)
+}
+
+// TestRetrievePrivileges runs RETRIEVE through a real proxy as a role that
+// may read only some tables: the others never appear, nor do join paths
+// through them; a superuser sees everything.
+func TestRetrievePrivileges(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	role := fmt.Sprintf("atrium_rt_%d", rand.Uint32())
+	_, err := pool.Exec(ctx, fmt.Sprintf(`CREATE ROLE %[1]s LOGIN;
+GRANT USAGE ON SCHEMA shop, zoo TO %[1]s;
+GRANT SELECT ON shop.customers TO %[1]s;
+GRANT SELECT (title) ON shop.products TO %[1]s;`, role))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Privileges live in the test database; drop them there first.
+		ctx := context.Background()
+		_, _ = pool.Exec(ctx, "DROP OWNED BY "+role)
+		_, _ = pool.Exec(ctx, "DROP ROLE "+role)
+	})
+
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	cc := pool.Config().ConnConfig
+	srv, err := proxy.NewServer(proxy.Config{Upstream: net.JoinHostPort(cc.Host, fmt.Sprint(cc.Port)), UpstreamSSLMode: "disable"},
+		proxy.Options{Handler: NewHandler(r, nil)})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, l) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, proxy.ErrServerClosed) {
+			t.Errorf("proxy: %v", err)
+		}
+	}()
+
+	const question = "RETRIEVE which customers ordered which products, with quantities of each order line"
+	retrieve := func(t *testing.T, user string, mode pgx.QueryExecMode) (tables []string, paths []string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", user, l.Addr(), cc.Database))
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		rows, err := conn.Query(ctx, question, mode)
+		require.NoError(t, err)
+		defer rows.Close()
+		rank := 0
+		for rows.Next() {
+			var (
+				r             int32
+				schema, table string
+				score         float64
+				chosen        bool
+				reason        string
+				join          *string
+			)
+			require.NoError(t, rows.Scan(&r, &schema, &table, &score, &chosen, &reason, &join))
+			rank++
+			require.EqualValues(t, rank, r, "ranks are renumbered without gaps")
+			tables = append(tables, schema+"."+table)
+			if join != nil {
+				paths = append(paths, *join)
+			}
+		}
+		require.NoError(t, rows.Err())
+		return tables, paths
+	}
+
+	all, _ := retrieve(t, "postgres", pgx.QueryExecModeSimpleProtocol)
+	require.Contains(t, all, "shop.orders")
+	require.Contains(t, all, "shop.order_lines")
+
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tables, paths := retrieve(t, role, mode)
+			require.NotEmpty(t, tables)
+			for _, tb := range tables {
+				require.Contains(t, []string{"shop.customers", "shop.products"}, tb, "only readable tables are shown")
+			}
+			for _, p := range paths {
+				require.False(t, strings.Contains(p, "shop.orders") || strings.Contains(p, "shop.order_lines") || strings.Contains(p, "zoo."), p)
+			}
+		})
+	}
+}

@@ -1,0 +1,100 @@
+package retriever
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// SetScore is one question's retrieval quality.
+type SetScore struct {
+	Precision, Recall, F1 float64
+	Complete              bool
+	Returned              int
+}
+
+// ScoreSet compares returned tables with gold ones (both "schema.table",
+// compared as given; callers lower-case).
+func ScoreSet(returned, gold []string) SetScore {
+	g := map[string]bool{}
+	for _, t := range gold {
+		g[t] = true
+	}
+	seen := map[string]bool{}
+	hit := 0
+	for _, t := range returned {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if g[t] {
+			hit++
+		}
+	}
+	s := SetScore{Returned: len(seen)}
+	if len(seen) > 0 {
+		s.Precision = float64(hit) / float64(len(seen))
+	}
+	if len(g) > 0 {
+		s.Recall = float64(hit) / float64(len(g))
+	}
+	if s.Precision+s.Recall > 0 {
+		s.F1 = 2 * s.Precision * s.Recall / (s.Precision + s.Recall)
+	}
+	s.Complete = len(g) > 0 && hit == len(g)
+	return s
+}
+
+// MethodStats aggregates one method over a benchmark; quality figures are
+// per-question means between 0 and 1.
+type MethodStats struct {
+	Precision      float64 `json:"precision"`
+	Recall         float64 `json:"recall"`
+	CompleteRecall float64 `json:"complete_recall"`
+	F1             float64 `json:"f1"`
+	AvgTables      float64 `json:"avg_tables"`
+	P50Ms          float64 `json:"p50_ms"`
+	P95Ms          float64 `json:"p95_ms"`
+}
+
+// accumulator collects per-question scores and latencies for one method.
+type accumulator struct {
+	n                   int
+	p, r, f, cr, tables float64
+	lat                 []time.Duration
+}
+
+func (a *accumulator) add(s SetScore, lat time.Duration) {
+	a.n++
+	a.p += s.Precision
+	a.r += s.Recall
+	a.f += s.F1
+	a.tables += float64(s.Returned)
+	if s.Complete {
+		a.cr++
+	}
+	a.lat = append(a.lat, lat)
+}
+
+func (a *accumulator) stats() MethodStats {
+	if a.n == 0 {
+		return MethodStats{}
+	}
+	n := float64(a.n)
+	return MethodStats{
+		Precision: a.p / n, Recall: a.r / n, CompleteRecall: a.cr / n, F1: a.f / n, AvgTables: a.tables / n,
+		P50Ms: percentileMs(a.lat, 0.50), P95Ms: percentileMs(a.lat, 0.95),
+	}
+}
+
+// percentileMs is the nearest-rank percentile in milliseconds.
+func percentileMs(d []time.Duration, p float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	i = min(max(i, 0), len(s)-1)
+	return float64(s[i]) / float64(time.Millisecond)
+}

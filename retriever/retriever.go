@@ -1,0 +1,500 @@
+package retriever
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config tunes retrieval. The zero value means every default.
+type Config struct {
+	// Candidates is C, the length of the hybrid candidate list ATR reranks.
+	// Default 50.
+	Candidates int
+	// PerList is n·k, how many tables each of the lexical and the vector
+	// lists contributes before the union. Default 2·Candidates.
+	PerList int
+	// Alpha weighs the lexical score against the vector score:
+	// s = α·s_lex + (1−α)·s_sem. Default 0.6; a negative value means 0.
+	Alpha float64
+	// ValueWeight is the share of value-index evidence in s_lex. Default 0.3.
+	ValueWeight float64
+	// ValueRows bounds the value-index entries considered per question.
+	// Default 200.
+	ValueRows int
+	// Window and Retain are ATR's W and R. Defaults 20 and 15 (10 and 5 suit
+	// catalogs of many thousand tables).
+	Window, Retain int
+	// MaxQuestionBytes rejects longer questions (SQLSTATE 54000). Default
+	// 4096.
+	MaxQuestionBytes int
+	// Expansion tunes join-path expansion.
+	Expansion ExpansionConfig
+	// Multihop enables MURRE multi-hop retrieval (needs Options.Rewriter).
+	Multihop MultihopConfig
+}
+
+func (c Config) withDefaults() Config {
+	if c.Candidates <= 0 {
+		c.Candidates = 50
+	}
+	if c.PerList <= 0 {
+		c.PerList = 2 * c.Candidates
+	}
+	switch {
+	case c.Alpha == 0:
+		c.Alpha = 0.6
+	case c.Alpha < 0:
+		c.Alpha = 0
+	}
+	if c.ValueWeight == 0 {
+		c.ValueWeight = 0.3
+	}
+	if c.ValueRows <= 0 {
+		c.ValueRows = 200
+	}
+	if c.Window <= 0 {
+		c.Window = 20
+	}
+	if c.Retain <= 0 {
+		c.Retain = 15
+	}
+	if c.MaxQuestionBytes <= 0 {
+		c.MaxQuestionBytes = 4096
+	}
+	c.Multihop = c.Multihop.withDefaults()
+	return c
+}
+
+// Options are the retriever's dependencies.
+type Options struct {
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Embedder embeds questions; it must match the catalog's embedder. Nil
+	// disables the vector list (lexical and value evidence only).
+	Embedder Embedder
+	// Scorer reranks candidates; nil means the built-in lite model.
+	Scorer Scorer
+	// Rewriter is the LLM for multi-hop retrieval; nil disables it.
+	Rewriter Rewriter
+}
+
+// Retriever finds the tables a question needs. Safe for concurrent use.
+type Retriever struct {
+	db   *pgxpool.Pool
+	cfg  Config
+	log  *slog.Logger
+	emb  Embedder
+	sc   Scorer
+	lite *LiteModel
+	rw   Rewriter
+
+	snap   atomic.Pointer[snapshot]
+	loadMu sync.Mutex
+	// lexStats bound the lexical list on large catalogs (hybrid.go).
+	lexStats lexStatsCache
+}
+
+// New returns a retriever over the catalog in db. The pool should run
+// SET hnsw.ef_search to at least Config.PerList on each connection (see
+// ConfigurePool), or the vector list comes back short.
+func New(db *pgxpool.Pool, cfg Config, opts Options) (*Retriever, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Retain >= cfg.Window {
+		return nil, fmt.Errorf("retriever: retention %d must be below window %d", cfg.Retain, cfg.Window)
+	}
+	r := &Retriever{db: db, cfg: cfg, log: opts.Logger, emb: opts.Embedder, sc: opts.Scorer, rw: opts.Rewriter}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	lite, err := DefaultLiteModel()
+	if err != nil {
+		return nil, fmt.Errorf("retriever: %w", err)
+	}
+	if lm, ok := opts.Scorer.(*LiteModel); ok {
+		lite = lm
+	}
+	r.lite = lite
+	if r.sc == nil {
+		r.sc = lite
+	}
+	r.cfg.Expansion = cfg.Expansion.withDefaults(lite)
+	return r, nil
+}
+
+// ConfigurePool prepares a pgxpool config for the retriever: registers
+// nothing global, only raises hnsw.ef_search so an HNSW scan returns the
+// n·k rows asked for (pgvector's default of 40 would cut the list).
+func ConfigurePool(pc *pgxpool.Config, perList int) {
+	if perList <= 0 {
+		perList = 100
+	}
+	if pc.ConnConfig.RuntimeParams == nil {
+		pc.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	pc.ConnConfig.RuntimeParams["hnsw.ef_search"] = fmt.Sprint(max(perList, 40))
+}
+
+// Config returns the effective configuration.
+func (r *Retriever) Config() Config { return r.cfg }
+
+// Errors a caller can provoke; each carries the SQLSTATE a client should see.
+var (
+	ErrEmptyQuestion   = &QuestionError{Code: "22023", Msg: "the question is empty"}
+	ErrQuestionTooLong = &QuestionError{Code: "54000", Msg: "the question is too long"}
+)
+
+// QuestionError is a question the retriever refuses, with its SQLSTATE.
+type QuestionError struct {
+	Code string
+	Msg  string
+}
+
+func (e *QuestionError) Error() string { return e.Msg }
+
+// SQLState returns the SQLSTATE for clients.
+func (e *QuestionError) SQLState() string { return e.Code }
+
+// CatalogError says the catalog cannot serve retrieval (SQLSTATE 55000,
+// object_not_in_prerequisite_state).
+type CatalogError struct {
+	Msg string
+	Err error
+}
+
+func (e *CatalogError) Error() string {
+	if e.Err != nil && !errors.Is(e.Err, ErrCatalogNotBuilt) {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+func (e *CatalogError) Unwrap() error { return e.Err }
+
+// SQLState returns the SQLSTATE for clients.
+func (e *CatalogError) SQLState() string { return "55000" }
+
+func classifyCatalogErr(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "3F000" || pe.Code == "42703") {
+		return &CatalogError{Msg: ErrCatalogNotBuilt.Error(), Err: errors.Join(ErrCatalogNotBuilt, err)}
+	}
+	return err
+}
+
+// Result is what Retrieve found for a question.
+type Result struct {
+	Question       string
+	CatalogVersion int64
+	// Tables lists the chosen tables in rank order, then the best rejected
+	// candidates (Chosen false).
+	Tables []ResultTable
+	// Threshold is ATR's threshold logit (window that finalised its rank).
+	Threshold float64
+	// JoinPaths connect the chosen tables.
+	JoinPaths []JoinPath
+	// Candidates is the hybrid stage's ranked list (top-k baselines).
+	Candidates []*Candidate
+	// ATR is ATR's selection before expansion.
+	ATR []*TableInfo
+	// Timings per stage.
+	Timings Timings
+}
+
+// ResultTable is one table of a Result.
+type ResultTable struct {
+	Rank  int
+	Table *TableInfo
+	// Score is the scorer's logit (the threshold is Result.Threshold; for
+	// tables from expansion or multi-hop, the logit they got when scored).
+	Score  float64
+	Chosen bool
+	// Reasons: lexical, vector, value, join, bridge, multihop.
+	Reasons []string
+	// Values are value-index entries the question mentions.
+	Values []ValueHit
+	// JoinPaths are the conditions joining this table to the others.
+	JoinPaths []JoinPath
+}
+
+// Timings records how long each stage took.
+type Timings struct {
+	Embed, Hybrid, ATR, Expand, Multihop, Total time.Duration
+	Windows                                     int
+}
+
+// Chosen returns the chosen tables.
+func (r *Result) Chosen() []ResultTable {
+	var out []ResultTable
+	for _, t := range r.Tables {
+		if t.Chosen {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// rejectedShown is how many rejected candidates a Result lists.
+const rejectedShown = 5
+
+// Retrieve runs the pipeline for one question: hybrid candidates, ATR,
+// expansion and (when configured) multi-hop.
+func (r *Retriever) Retrieve(ctx context.Context, question string) (*Result, error) {
+	return r.retrieve(ctx, question, nil)
+}
+
+func checkQuestion(q string, maxBytes int) (string, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return "", ErrEmptyQuestion
+	}
+	if len(q) > maxBytes {
+		return "", &QuestionError{Code: ErrQuestionTooLong.Code, Msg: fmt.Sprintf("the question is %d bytes long; the limit is %d", len(q), maxBytes)}
+	}
+	if !utf8.ValidString(q) {
+		return "", &QuestionError{Code: "22021", Msg: "the question is not valid UTF-8"}
+	}
+	return q, nil
+}
+
+// snapshot returns the current catalog snapshot, loading it when absent or
+// when version (if non-zero) differs.
+func (r *Retriever) snapshot(ctx context.Context, version int64) (*snapshot, error) {
+	if s := r.snap.Load(); s != nil && (version == 0 || s.version == version) {
+		return s, nil
+	}
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	if s := r.snap.Load(); s != nil && (version == 0 || s.version == version) {
+		return s, nil
+	}
+	v, emb, dim, err := catalogState(ctx, r.db)
+	if err != nil {
+		if errors.Is(err, ErrCatalogNotBuilt) {
+			return nil, &CatalogError{Msg: ErrCatalogNotBuilt.Error(), Err: err}
+		}
+		return nil, err
+	}
+	if v == 0 {
+		return nil, &CatalogError{Msg: ErrCatalogNotBuilt.Error(), Err: ErrCatalogNotBuilt}
+	}
+	if r.emb != nil && emb != "" && (emb != r.emb.Name() || (dim != 0 && dim != r.emb.Dimension())) {
+		return nil, &CatalogError{Msg: fmt.Sprintf("the catalog was embedded with %s (dimension %d) but retrieval is configured with %s (dimension %d): configure the same embedder or re-run `atrium catalog sync`",
+			emb, dim, r.emb.Name(), r.emb.Dimension())}
+	}
+	g, err := loadGraph(ctx, r.db)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g}
+	s.mu.tables = map[int64]*TableInfo{}
+	r.snap.Store(s)
+	r.log.Debug("catalog snapshot loaded", "version", v, "embedder", emb, "join_edges", len(g.best))
+	return s, nil
+}
+
+// prepared is a question after the hybrid stage.
+type prepared struct {
+	q     *Query
+	snap  *snapshot
+	cands []*Candidate
+}
+
+func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHooks, tm *Timings) (*prepared, error) {
+	var extraIDs []int64
+	var extraValues map[int64][]ValueHit
+	keep := r.cfg.Candidates
+	if hooks != nil {
+		extraIDs, extraValues = hooks.extraIDs, hooks.extraValues
+		if hooks.keep > 0 {
+			keep = hooks.keep
+		}
+	}
+	snap, err := r.snapshot(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := r.lexStats.get(ctx, r.db, snap.version)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	var emb []float32
+	if r.emb != nil && snap.dimension > 0 {
+		vs, err := r.emb.Embed(ctx, []string{question})
+		if err != nil {
+			return nil, fmt.Errorf("embed question: %w", err)
+		}
+		if len(vs) == 1 {
+			emb = vs[0]
+		}
+	}
+	t1 := time.Now()
+	tm.Embed = t1.Sub(t0)
+	q := newQuery(question, emb, snap.g)
+	p := hybridParams{perList: r.cfg.PerList, valueRows: r.cfg.ValueRows, alpha: r.cfg.Alpha, valueW: r.cfg.ValueWeight, keep: keep, stats: stats}
+	raws, version, err := r.fetchCandidates(ctx, q, p, extraIDs)
+	if err != nil {
+		return nil, err
+	}
+	if version != 0 && version != snap.version {
+		if snap, err = r.snapshot(ctx, version); err != nil {
+			return nil, err
+		}
+		q.g = snap.g
+	}
+	if hooks != nil && hooks.pool != nil {
+		kept := raws[:0]
+		for _, rc := range raws {
+			if hooks.pool[rc.id] {
+				kept = append(kept, rc)
+			}
+		}
+		raws = kept
+	}
+	ids := make([]int64, len(raws))
+	for i, rc := range raws {
+		ids[i] = rc.id
+		if extraValues != nil {
+			raws[i].values = append(raws[i].values, extraValues[rc.id]...)
+		}
+	}
+	tables, err := snap.tables(ctx, r.db, ids)
+	if err != nil {
+		return nil, err
+	}
+	cands := combine(q, raws, tables, p)
+	tm.Hybrid = time.Since(t1)
+	return &prepared{q: q, snap: snap, cands: cands}, nil
+}
+
+func (r *Retriever) retrieve(ctx context.Context, question string, hooks *evalHooks) (*Result, error) {
+	start := time.Now()
+	question, err := checkQuestion(question, r.cfg.MaxQuestionBytes)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Question: question}
+	p, err := r.prepare(ctx, question, hooks, &res.Timings)
+	if err != nil {
+		return nil, err
+	}
+	res.CatalogVersion = p.snap.version
+	res.Candidates = p.cands
+
+	t := time.Now()
+	atr, err := adaptiveRetrieve(ctx, r.sc, p.q, p.cands, r.cfg.Window, r.cfg.Retain)
+	if err != nil {
+		return nil, err
+	}
+	res.Timings.ATR = time.Since(t)
+	res.Timings.Windows = atr.Windows
+	res.Threshold = atr.Threshold
+	for _, s := range atr.Ranked[:atr.Selected] {
+		res.ATR = append(res.ATR, s.Table)
+	}
+
+	t = time.Now()
+	cfg := r.cfg.Expansion
+	if hooks != nil && hooks.expansion != nil {
+		cfg = hooks.expansion.withDefaults(r.lite)
+	}
+	var ex *expansion
+	if cfg.Disabled {
+		ex = &expansion{reason: map[int64]string{}, info: map[int64]*TableInfo{}}
+		ex.chosen = atr.Ranked[:atr.Selected]
+		in := map[int64]bool{}
+		for _, s := range atr.Ranked {
+			ex.info[s.Table.ID] = s.Table
+		}
+		for _, s := range ex.chosen {
+			in[s.Table.ID] = true
+		}
+		ex.paths = spanningPaths(p.snap.g, in, ex.info, cfg.MinEdgeScore)
+	} else {
+		ex, err = expand(p.q, atr.Ranked, atr.Selected, p.snap.g, cfg, func(ids []int64) (map[int64]*TableInfo, error) {
+			return p.snap.tables(ctx, r.db, ids)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.Timings.Expand = time.Since(t)
+
+	if r.cfg.Multihop.Enabled && r.rw != nil {
+		t = time.Now()
+		if err := r.multihop(ctx, p, ex); err != nil {
+			return nil, err
+		}
+		res.Timings.Multihop = time.Since(t)
+	}
+	r.assemble(res, p.q, atr, ex)
+	res.Timings.Total = time.Since(start)
+	return res, nil
+}
+
+// assemble turns the stages' output into the Result rows.
+func (r *Retriever) assemble(res *Result, q *Query, atr *atrResult, ex *expansion) {
+	res.JoinPaths = ex.paths
+	pathsOf := map[int64][]JoinPath{}
+	for _, jp := range ex.paths {
+		pathsOf[jp.From.ID] = append(pathsOf[jp.From.ID], jp)
+		pathsOf[jp.To.ID] = append(pathsOf[jp.To.ID], jp)
+	}
+	in := map[int64]bool{}
+	rank := 0
+	add := func(t *TableInfo, s *Scored, chosen bool, extra string) {
+		rank++
+		rt := ResultTable{Rank: rank, Table: t, Chosen: chosen}
+		if s != nil {
+			rt.Score = s.Logit
+			rt.Reasons = reasonsFor(q, s.Candidate)
+			rt.Values = s.Values
+		}
+		if extra != "" {
+			rt.Reasons = append(rt.Reasons, extra)
+		}
+		if chosen {
+			rt.JoinPaths = pathsOf[t.ID]
+		}
+		res.Tables = append(res.Tables, rt)
+	}
+	for _, s := range ex.chosen {
+		in[s.Table.ID] = true
+		add(s.Table, s, true, ex.reason[s.Table.ID])
+	}
+	for _, t := range ex.bridges {
+		in[t.ID] = true
+		add(t, nil, true, ReasonBridge)
+	}
+	shown := 0
+	for _, s := range atr.Ranked {
+		if shown >= rejectedShown {
+			break
+		}
+		if in[s.Table.ID] {
+			continue
+		}
+		shown++
+		add(s.Table, s, false, "")
+	}
+}
+
+// evalHooks let evaluation and training steer one retrieval.
+type evalHooks struct {
+	extraIDs    []int64
+	extraValues map[int64][]ValueHit
+	expansion   *ExpansionConfig
+	keep        int // candidates kept (training takes 100 and halves them)
+	// pool, when set, restricts the candidates to these tables: training
+	// draws catalogs of a deployment-like size from the training databases.
+	pool map[int64]bool
+}

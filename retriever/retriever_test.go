@@ -1,0 +1,245 @@
+package retriever
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/test/testdb"
+)
+
+// shopSchema is a small database with a join path through a bridge table
+// and values only the value index can connect to a question.
+const shopSchema = `
+CREATE SCHEMA shop;
+CREATE TABLE shop.customers (customer_id int PRIMARY KEY, full_name text, city text);
+CREATE TABLE shop.orders (order_id int PRIMARY KEY, customer_id int REFERENCES shop.customers, placed_on date);
+CREATE TABLE shop.order_lines (order_id int REFERENCES shop.orders, product_id int, quantity int);
+CREATE TABLE shop.products (product_id int PRIMARY KEY, title text, maker text);
+ALTER TABLE shop.order_lines ADD FOREIGN KEY (product_id) REFERENCES shop.products;
+INSERT INTO shop.customers VALUES (1, 'Ada Lovelace', 'London'), (2, 'Kyle Smith', 'Aruba');
+INSERT INTO shop.products VALUES (1, 'Widget', 'Ford Motor Company'), (2, 'Gadget', 'Acme');
+INSERT INTO shop.orders VALUES (1, 1, '2024-01-01'), (2, 2, '2024-02-02');
+INSERT INTO shop.order_lines VALUES (1, 1, 3), (2, 2, 1);
+CREATE SCHEMA zoo;
+CREATE TABLE zoo.animals (animal_id int PRIMARY KEY, species text, keeper text);
+CREATE TABLE zoo.keepers (keeper_id int PRIMARY KEY, name text);
+INSERT INTO zoo.animals VALUES (1, 'zebra', 'Tom');
+`
+
+func setupCatalog(t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dsn := testdb.New(t, "vector", "pg_trgm")
+	pool, err := OpenPool(ctx, dsn, 100, nil)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = migrations.Up(ctx, pool, migrations.Options{})
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, shopSchema)
+	require.NoError(t, err)
+	emb := catalog.NewBuiltinEmbedder(0)
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Schemas: []string{"shop", "zoo"}})
+	require.NoError(t, err)
+	return pool, emb
+}
+
+func chosenNames(res *Result) []string {
+	var out []string
+	for _, t := range res.Chosen() {
+		out = append(out, t.Table.QualifiedName())
+	}
+	return out
+}
+
+func TestRetrieveEndToEnd(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// Two tables named by their columns (title, quantity) and one join.
+	res, err := r.Retrieve(ctx, "For each product, show its title and the total quantity over all order lines.")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	require.Contains(t, got, "shop.products")
+	require.Contains(t, got, "shop.order_lines")
+	require.NotEmpty(t, res.JoinPaths)
+	require.Greater(t, res.Timings.Total, time.Duration(0))
+	for _, jp := range res.JoinPaths {
+		require.Contains(t, jp.String(), " = ")
+	}
+	// Candidates are ranked and carry both scores.
+	require.NotEmpty(t, res.Candidates)
+	require.Equal(t, 1, res.Candidates[0].Rank)
+
+	// A value only the value index knows.
+	res, err = r.Retrieve(ctx, "Which items are made by Ford Motor Company?")
+	require.NoError(t, err)
+	var found bool
+	for _, c := range res.Candidates {
+		if c.Table.QualifiedName() == "shop.products" {
+			found = len(c.Values) > 0
+		}
+	}
+	require.True(t, found, "value hit for shop.products")
+}
+
+func TestRetrieveBadInput(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	r, err := New(pool, Config{MaxQuestionBytes: 100}, Options{Embedder: emb})
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = r.Retrieve(ctx, "   ")
+	var qe *QuestionError
+	require.ErrorAs(t, err, &qe)
+	require.Equal(t, "22023", qe.SQLState())
+	_, err = r.Retrieve(ctx, strings.Repeat("why ", 100))
+	require.ErrorAs(t, err, &qe)
+	require.Equal(t, "54000", qe.SQLState())
+	// Matches nothing: an empty (or rejected-only) result, not an error.
+	res, err := r.Retrieve(ctx, "qwxz vbnm")
+	require.NoError(t, err)
+	require.NotNil(t, res)
+}
+
+func TestRetrieveCatalogNotBuilt(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.New(t, "vector", "pg_trgm")
+	pool, err := OpenPool(ctx, dsn, 100, nil)
+	require.NoError(t, err)
+	defer pool.Close()
+	r, err := New(pool, Config{}, Options{Embedder: catalog.NewBuiltinEmbedder(0)})
+	require.NoError(t, err)
+	_, err = r.Retrieve(ctx, "how many customers")
+	var ce *CatalogError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "55000", ce.SQLState())
+	require.Contains(t, ce.Error(), "atrium catalog sync")
+	require.True(t, errors.Is(err, ErrCatalogNotBuilt))
+
+	// Migrated but never synced: still not built.
+	_, err = migrations.Up(ctx, pool, migrations.Options{})
+	require.NoError(t, err)
+	_, err = r.Retrieve(ctx, "how many customers")
+	require.ErrorAs(t, err, &ce)
+
+	// Through the handler the client sees SQLSTATE 55000.
+	h := NewHandler(r, nil)
+	st, err := h.Intercept(ctx, proxy.SessionInfo{}, "RETRIEVE how many customers")
+	require.NoError(t, err)
+	_, err = st.Execute(ctx, nil, &rowSink{})
+	var pe *proxy.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "55000", pe.Code)
+}
+
+type rowSink struct {
+	rows [][]string
+}
+
+func (s *rowSink) Notice(*pgproto3.NoticeResponse) error    { return nil }
+func (s *rowSink) Fields([]pgproto3.FieldDescription) error { return nil }
+func (s *rowSink) Row(v [][]byte) error {
+	row := make([]string, len(v))
+	for i, b := range v {
+		row[i] = string(b)
+	}
+	s.rows = append(s.rows, row)
+	return nil
+}
+
+func TestHandler(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	h := NewHandler(r, nil)
+	ctx := context.Background()
+
+	st, err := h.Intercept(ctx, proxy.SessionInfo{}, "SELECT 1")
+	require.NoError(t, err)
+	require.Nil(t, st)
+
+	st, err = h.Intercept(ctx, proxy.SessionInfo{}, "-- Metabase:: user 1\n/* hi */ retrieve  customers in Aruba and their orders;")
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	fields, err := st.Describe(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, fields, 7)
+	require.Equal(t, "join_path", string(fields[6].Name))
+	sink := &rowSink{}
+	tag, err := st.Execute(ctx, nil, sink)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(tag, "SELECT "))
+	require.NotEmpty(t, sink.rows)
+	require.Equal(t, "1", sink.rows[0][0])
+	require.Equal(t, "t", sink.rows[0][4])
+
+	_, err = h.Intercept(ctx, proxy.SessionInfo{}, "RETRIEVE ;")
+	var pe *proxy.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "22023", pe.Code)
+}
+
+func TestParseRetrieve(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"RETRIEVE top customers", "top customers", true},
+		{"  retrieve\n top customers ;", "top customers", true},
+		{"/* a /* nested */ */ -- x\nRetrieve 'it''s here'", "it's here", true},
+		{"RETRIEVE", "", true},
+		{"RETRIEVED x", "", false},
+		{"SELECT 'RETRIEVE x'", "", false},
+		{"/* unterminated RETRIEVE x", "", false},
+	} {
+		got, ok := ParseRetrieve(tc.in)
+		require.Equal(t, tc.ok, ok, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func FuzzParseRetrieve(f *testing.F) {
+	f.Add("RETRIEVE x")
+	f.Add("/* */ retrieve 'a''b';")
+	f.Fuzz(func(t *testing.T, s string) {
+		q, ok := ParseRetrieve(s)
+		if !ok && q != "" {
+			t.Fatalf("question %q without ok", q)
+		}
+	})
+}
+
+func TestGoldTables(t *testing.T) {
+	b := &Bench{DBs: map[string]*SpiderDB{"db": {DBID: "DB", TableNamesOriginal: []string{"Singer", "Concert", "x"}}}}
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT count(*) FROM singer", []string{"db.singer"}},
+		{"WITH x AS (SELECT * FROM Concert) SELECT * FROM x JOIN singer ON true", []string{"db.concert", "db.singer"}},
+		{"SELECT name FROM singer WHERE id NOT IN (SELECT id FROM concert)", []string{"db.concert", "db.singer"}},
+		{"SELECT a FROM singer UNION SELECT b FROM concert", []string{"db.concert", "db.singer"}},
+	} {
+		got, err := b.GoldTables(&BenchQuestion{DBID: "DB", Query: tc.sql})
+		require.NoError(t, err, tc.sql)
+		require.Equal(t, tc.want, got, tc.sql)
+	}
+	// Unparsable for PostgreSQL: Spider's parsed form is used.
+	got, err := b.GoldTables(&BenchQuestion{DBID: "DB", Query: "SELECT `a` FROM singer",
+		Parsed: []byte(`{"from":{"table_units":[["table_unit",1]]},"where":[[false,2,[0,[0,1,false],null],{"from":{"table_units":[["table_unit",0]]}},null]]}`)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"db.concert", "db.singer"}, got)
+}

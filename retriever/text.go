@@ -1,0 +1,143 @@
+package retriever
+
+import (
+	"strings"
+	"unicode"
+)
+
+// This file holds the text analysis the lite scorer and the candidate stage
+// share. Training and inference call exactly these functions, so a feature
+// means the same thing in both (see train.go).
+
+// splitWords splits s into lower-case words on anything that is not a letter
+// or digit and on camelCase boundaries ("carMakers" → car, makers).
+func splitWords(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	runes := []rune(s)
+	for i, r := range runes {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if i > 0 && unicode.IsUpper(r) && len(cur) > 0 {
+				prev := runes[i-1]
+				nextLower := i+1 < len(runes) && unicode.IsLower(runes[i+1])
+				if unicode.IsLower(prev) || (unicode.IsUpper(prev) && nextLower) {
+					flush()
+				}
+			}
+			if len(cur) > 0 && unicode.IsDigit(r) != unicode.IsDigit(cur[len(cur)-1]) {
+				flush()
+			}
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// stopwords are dropped from questions before matching: they carry no table
+// signal and would match every comment.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again all also am an and any are as at be been
+	before being below between both but by can could did do does doing down during each few for from
+	further had has have having he her here hers him his how i if in into is it its itself just me
+	more most my no nor not now of off on once only or other our out over own same she should so some
+	such than that the their theirs them then there these they this those through to too under until
+	up very was we were what when where which while who whom why will with would you your yours
+	give show list find return tell display get many much please whose every each
+	number count total amount value values table tables record records information info data different
+	distinct ones one those`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// genericWords match column names in almost every table; a hit on one says
+// little about which table a question needs.
+var genericWords = map[string]bool{"id": true, "name": true, "code": true, "type": true, "key": true}
+
+// stem is a light English stemmer: plural and a few verbal suffixes. Light on
+// purpose: table and column names are short and an aggressive stemmer merges
+// unrelated names (e.g. "organization" and "organ").
+func stem(w string) string {
+	n := len(w)
+	if n <= 3 {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && n > 4:
+		return w[:n-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		return w[:n-2]
+	case strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "xes"):
+		return w[:n-2]
+	case strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is"):
+		// fall through to verbal suffixes below
+	case strings.HasSuffix(w, "s"):
+		w = w[:n-1]
+		n--
+	}
+	switch {
+	case strings.HasSuffix(w, "ing") && n > 5:
+		w = w[:n-3]
+	case strings.HasSuffix(w, "ed") && n > 4 && !strings.HasSuffix(w, "eed"):
+		w = w[:n-2]
+	}
+	return w
+}
+
+// analyzed is a piece of text split into words and stems.
+type analyzed struct {
+	words []string
+	stems []string
+	set   map[string]bool // stems
+}
+
+func analyze(s string, dropStop bool) analyzed {
+	var a analyzed
+	a.set = map[string]bool{}
+	for _, w := range splitWords(s) {
+		if dropStop && stopwords[w] {
+			continue
+		}
+		st := stem(w)
+		a.words = append(a.words, w)
+		a.stems = append(a.stems, st)
+		a.set[st] = true
+	}
+	return a
+}
+
+// isNumber reports whether w is all digits.
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// tsqueryTerms returns the question words usable in an OR tsquery: letters
+// and digits only, so the text needs no quoting.
+func tsqueryTerms(words []string, withNumbers bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range words {
+		if stopwords[w] || seen[w] || (!withNumbers && isNumber(w)) {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}

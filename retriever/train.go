@@ -1,0 +1,904 @@
+package retriever
+
+// Training the lite scorer (atrium train-atr).
+//
+// Data. Only Spider's train_spider.json, over the schemas of its databases in
+// tables.json, loaded into a scratch PostgreSQL database (one schema per
+// db_id, no rows) and catalogued by the ordinary `atrium catalog sync` code.
+// Candidate lists come from the real hybrid search of the Retriever
+// (prepare), so the lexical, vector and rank features at training time are
+// computed by the same SQL and Go code as at inference. The feature vectors
+// come from windowFeatures, the single definition shared with the scorer.
+//
+// Values. The training databases have no rows, so the catalog holds no
+// sampled values. Leave-one-out stand-in: the value index of a question's
+// database is the set of text literals that the gold SQL of the *other*
+// questions of the same database compares with a column (read from the SQL
+// text by sqlLiterals, e.g. WHERE T1.name = 'Kyle' → highschooler.name:
+// Kyle; Spider's parsed SQL when a question file carries it). A literal is
+// offered to the question exactly when the inference SQL would offer it (it
+// shares a word with the question), its table joins the candidate union as
+// the value CTE would add it, and combine/scoreValues treat it as at
+// inference. The question's own literals are never seen, as at inference
+// where a value only helps if the database holds it.
+//
+// Pools. Training does not search the 140 training databases (737 tables,
+// dozens of near-identical customers/students tables) at once: per question
+// the catalog is its own database plus 19 others drawn with the seeded
+// generator (TrainConfig.PoolDBs), about the size of Spider dev's 20
+// databases, so the negatives the threshold learns against are as many and
+// as alike as at deployment. The ranking SQL scores every table of the pool
+// (they are passed as extra ids) and the union is cut to the pool before
+// normalisation; PostgreSQL's ts_rank_cd and the cosine are per document,
+// so a table's raw scores do not depend on which other tables are present.
+//
+// Recipe (ATR, Appendix B). Per question the hybrid stage's top 100 tables
+// of the pool are split into ranks 1–50 (likely to hold the relevant
+// tables) and 51–100 (likely not); each half is a candidate list of its
+// own. From each half we take the windows Algorithm 1 would score (W=20,
+// R=15) with an oracle retention (gold first, then hybrid score): the
+// first, lowest window, one middle window drawn with the seeded generator,
+// and the last window, which decides the threshold. Loss per window:
+// 0.8·L1 + 0.03·L2 + 0.13·L_RC (ATR's α, β, λ; the lite scorer has no
+// table embeddings, so no L_SG). Adam with a linearly decaying rate,
+// mini-batches of 64 windows in a seeded order, single-threaded and in
+// float64 so a run is bit-for-bit reproducible.
+//
+// Held-out choices. 15% of the questions (chosen by the seed) are held out
+// and run through Algorithm 1 after every epoch. ATR's loss weights put the
+// threshold low (α on L1 pulls it under every relevant table, β on L2 is
+// 27 times weaker), so Algorithm 1 over-selects; a constant threshold bias
+// is chosen on the held-out questions (replaying Algorithm 1's threshold
+// bookkeeping, which depends on the threshold only, over each question's
+// trace). The epoch and bias maximising the mean of held-out F1 and
+// complete recall are kept, then the expansion margins are chosen the same
+// way. Nothing is chosen on Spider dev.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+)
+
+// TrainConfig configures Train and BuildTrainingSet.
+type TrainConfig struct {
+	Seed      uint64  // default 1
+	Epochs    int     // default 12
+	Hidden    int     // default 32
+	LR        float64 // default 0.003
+	Batch     int     // windows per step, default 64
+	ValidFrac float64 // default 0.15
+	Limit     int     // questions used (0: all)
+	Window    int     // default 20
+	Retain    int     // default 15
+	// PoolDBs is how many training databases (the question's own and
+	// randomly drawn others) form the catalog a question's candidates come
+	// from. Default 20: Spider dev pools 20 databases, and the threshold
+	// must learn against negatives as many and as alike as at deployment.
+	// Negative: the whole training catalog.
+	PoolDBs int
+	Logger  *slog.Logger
+}
+
+func (c TrainConfig) withDefaults() TrainConfig {
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Epochs <= 0 {
+		c.Epochs = 12
+	}
+	if c.Hidden <= 0 {
+		c.Hidden = 32
+	}
+	if c.LR <= 0 {
+		c.LR = 0.003
+	}
+	if c.Batch <= 0 {
+		c.Batch = 64
+	}
+	if c.ValidFrac <= 0 {
+		c.ValidFrac = 0.15
+	}
+	if c.Window <= 0 {
+		c.Window = 20
+	}
+	if c.Retain <= 0 {
+		c.Retain = 15
+	}
+	if c.PoolDBs == 0 {
+		c.PoolDBs = 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// TrainWindow is one training example: a window's features and labels.
+type TrainWindow struct {
+	Pair [][]float64
+	Thr  []float64
+	Gold []bool
+}
+
+// trainQuestion keeps what validation needs to rerun the pipeline.
+type trainQuestion struct {
+	q     *Query
+	cands []*Candidate // ranks 1–50
+	low   []*Candidate // ranks 51–100
+	gold  map[string]bool
+	g     *graph
+	valid bool // held out
+}
+
+// TrainingSet is the output of BuildTrainingSet.
+type TrainingSet struct {
+	Train     []TrainWindow
+	questions []*trainQuestion
+	valid     []*trainQuestion
+	Questions int
+	Embedder  string
+
+	h1Complete int // questions whose gold tables all made the top 50
+}
+
+// BuildTrainingSet runs the hybrid stage of r (a retriever over the catalog
+// of the training databases) for every question of bench and turns the
+// candidate lists into training windows.
+func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg TrainConfig) (*TrainingSet, error) {
+	cfg = cfg.withDefaults()
+	ids, err := tableIDs(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	// Literals per database, with the index of the question they came from.
+	type lit struct {
+		literal
+		qi int
+	}
+	lits := map[string][]lit{}
+	for i := range bench.Questions {
+		q := &bench.Questions[i]
+		db := bench.DBs[strings.ToLower(q.DBID)]
+		if db == nil {
+			continue
+		}
+		ls := spiderLiterals(db, q.Parsed)
+		if len(q.Parsed) == 0 {
+			ls = sqlLiterals(db, q.GoldSQL())
+		}
+		for _, l := range ls {
+			lits[db.Schema()] = append(lits[db.Schema()], lit{l, i})
+		}
+	}
+	bySchema := map[string][]int64{}
+	for name, id := range ids {
+		s, _, _ := strings.Cut(name, ".")
+		bySchema[s] = append(bySchema[s], id)
+	}
+	schemas := make([]string, 0, len(bySchema))
+	for s := range bySchema {
+		schemas = append(schemas, s)
+	}
+	sort.Strings(schemas)
+	poolRng := rand.New(rand.NewPCG(cfg.Seed, 0x9001))
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	order := rng.Perm(len(bench.Questions))
+	n := len(order)
+	if cfg.Limit > 0 && cfg.Limit < n {
+		n = cfg.Limit
+	}
+	nValid := int(math.Round(float64(n) * cfg.ValidFrac))
+	set := &TrainingSet{}
+	if r.emb != nil {
+		set.Embedder = r.emb.Name()
+	}
+	for k, qi := range order[:n] {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		bq := &bench.Questions[qi]
+		gold, err := bench.GoldTables(bq)
+		if err != nil {
+			cfg.Logger.Debug("skip question", "err", err)
+			continue
+		}
+		goldSet := map[string]bool{}
+		for _, g := range gold {
+			goldSet[g] = true
+		}
+		question, err := checkQuestion(bq.Question, r.cfg.MaxQuestionBytes)
+		if err != nil {
+			continue
+		}
+		// Leave-one-out value evidence, offered as the value CTE would.
+		qa := newQuery(question, nil, nil)
+		terms := map[string]bool{}
+		for _, w := range tsqueryTerms(qa.all.words, false) {
+			if len(w) > 1 {
+				terms[w] = true
+			}
+		}
+		hooks := &evalHooks{keep: 2 * r.cfg.Candidates, extraValues: map[int64][]ValueHit{}}
+		if cfg.PoolDBs > 0 && cfg.PoolDBs < len(schemas) {
+			own := strings.ToLower(bq.DBID)
+			hooks.pool = map[int64]bool{}
+			add := func(s string) {
+				for _, id := range bySchema[s] {
+					hooks.pool[id] = true
+					hooks.extraIDs = append(hooks.extraIDs, id)
+				}
+			}
+			add(own)
+			n := 1
+			for _, i := range poolRng.Perm(len(schemas)) {
+				if n >= cfg.PoolDBs {
+					break
+				}
+				if schemas[i] != own {
+					add(schemas[i])
+					n++
+				}
+			}
+		}
+		seen := map[string]bool{}
+		for _, l := range lits[strings.ToLower(bq.DBID)] {
+			if l.qi == qi {
+				continue
+			}
+			key := l.table + "\x1f" + l.column + "\x1f" + strings.ToLower(l.value)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			shares := false
+			for _, w := range splitWords(l.value) {
+				if terms[w] {
+					shares = true
+					break
+				}
+			}
+			id, ok := ids[l.table]
+			if !shares || !ok {
+				continue
+			}
+			if len(hooks.extraValues[id]) == 0 {
+				hooks.extraIDs = append(hooks.extraIDs, id)
+			}
+			hooks.extraValues[id] = append(hooks.extraValues[id], ValueHit{Column: l.column, Value: l.value})
+		}
+		var tm Timings
+		p, err := r.prepare(ctx, question, hooks, &tm)
+		if err != nil {
+			return nil, fmt.Errorf("training candidates for %q: %w", question, err)
+		}
+		half := r.cfg.Candidates
+		h1, h2 := p.cands, []*Candidate(nil)
+		if len(h1) > half {
+			h1, h2 = p.cands[:half], p.cands[half:]
+		}
+		h1, h2 = rerank(p.q, h1), rerank(p.q, h2)
+		set.Questions++
+		inH1 := 0
+		for _, c := range h1 {
+			if goldSet[strings.ToLower(c.Table.QualifiedName())] {
+				inH1++
+			}
+		}
+		if inH1 == len(goldSet) {
+			set.h1Complete++
+		}
+		set.questions = append(set.questions, &trainQuestion{q: p.q, cands: h1, low: h2, gold: goldSet, g: p.snap.g, valid: k < nValid})
+		if (k+1)%1000 == 0 {
+			cfg.Logger.Info("training set", "questions", k+1, "of", n)
+		}
+	}
+	set.buildWindows(cfg)
+	return set, nil
+}
+
+// buildWindows turns the collected candidate lists into training windows
+// (held-out questions are kept whole for validation).
+func (set *TrainingSet) buildWindows(cfg TrainConfig) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x3a1))
+	set.Train, set.valid = nil, nil
+	for _, tq := range set.questions {
+		if tq.valid {
+			set.valid = append(set.valid, tq)
+			continue
+		}
+		for _, half := range [][]*Candidate{tq.cands, tq.low} {
+			for _, w := range oracleWindows(half, tq.gold, cfg.Window, cfg.Retain, rng) {
+				pair, thr := windowFeatures(tq.q, w)
+				tw := TrainWindow{Pair: pair, Thr: thr, Gold: make([]bool, len(w))}
+				for i, c := range w {
+					tw.Gold[i] = tq.gold[strings.ToLower(c.Table.QualifiedName())]
+				}
+				set.Train = append(set.Train, tw)
+			}
+		}
+	}
+}
+
+// rerank copies a half with ranks renumbered from 1, as a list of its own
+// (schema coverage recomputed over it, as combine does for a list of C).
+func rerank(q *Query, cs []*Candidate) []*Candidate {
+	out := make([]*Candidate, len(cs))
+	for i, c := range cs {
+		cc := *c
+		cc.Rank = i + 1
+		cc.schemaCov, cc.schemaBest = 0, 0
+		out[i] = &cc
+	}
+	schemaCoverage(q, out)
+	return out
+}
+
+func tableIDs(ctx context.Context, r *Retriever) (map[string]int64, error) {
+	rows, err := r.db.Query(ctx, `SELECT id, lower(schema_name), lower(table_name) FROM atrium.tables`)
+	if err != nil {
+		return nil, fmt.Errorf("list catalog tables: %w", classifyCatalogErr(err))
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var s, t string
+		if err := rows.Scan(&id, &s, &t); err != nil {
+			return nil, err
+		}
+		out[s+"."+t] = id
+	}
+	return out, rows.Err()
+}
+
+// oracleWindows lists the windows Algorithm 1 scores for cands when the
+// scorer retains gold tables first, then by hybrid score: the first (lowest)
+// window, one middle window picked by rng, and the last.
+func oracleWindows(cands []*Candidate, gold map[string]bool, W, R int, rng *rand.Rand) [][]*Candidate {
+	if len(cands) == 0 {
+		return nil
+	}
+	var all [][]*Candidate
+	var retain []*Candidate
+	idx := len(cands)
+	for idx > 0 {
+		var w []*Candidate
+		if len(retain) == 0 {
+			lo := max(idx-W, 0)
+			w = append(w, cands[lo:idx]...)
+			idx = lo
+		} else {
+			lo := max(idx-(W-R), 0)
+			w = append(append(w, cands[lo:idx]...), retain...)
+			idx = lo
+		}
+		all = append(all, w)
+		s := append([]*Candidate(nil), w...)
+		sort.SliceStable(s, func(i, j int) bool {
+			gi, gj := gold[strings.ToLower(s[i].Table.QualifiedName())], gold[strings.ToLower(s[j].Table.QualifiedName())]
+			if gi != gj {
+				return gi
+			}
+			return s[i].S > s[j].S
+		})
+		retain = s[:min(R, len(s))]
+	}
+	if len(all) <= 2 {
+		return all
+	}
+	mid := all[1+rng.IntN(len(all)-2)]
+	return [][]*Candidate{all[0], mid, all[len(all)-1]}
+}
+
+// ATR loss weights (ATR, Appendix A).
+const (
+	lossAlpha  = 0.8
+	lossBeta   = 0.03
+	lossLambda = 0.13
+)
+
+// windowLoss returns ATR's loss for one window and its gradient with respect
+// to the table logits and the threshold logit.
+func windowLoss(logits []float64, thr float64, gold []bool) (loss float64, gl []float64, gt float64) {
+	n := len(logits)
+	gl = make([]float64, n)
+	// L1 = −Σ_{r∈P} log softmax_{P∪{th}}(r)
+	var pos, neg []int
+	for i, g := range gold {
+		if g {
+			pos = append(pos, i)
+		} else {
+			neg = append(neg, i)
+		}
+	}
+	if len(pos) > 0 {
+		m := thr
+		for _, i := range pos {
+			m = math.Max(m, logits[i])
+		}
+		z := math.Exp(thr - m)
+		for _, i := range pos {
+			z += math.Exp(logits[i] - m)
+		}
+		lse := m + math.Log(z)
+		k := float64(len(pos))
+		for _, i := range pos {
+			loss += lossAlpha * (lse - logits[i])
+			gl[i] += lossAlpha * (k*math.Exp(logits[i]-lse) - 1)
+		}
+		gt += lossAlpha * k * math.Exp(thr-lse)
+	}
+	// L2 = −log softmax_{N∪{th}}(th)
+	{
+		m := thr
+		for _, i := range neg {
+			m = math.Max(m, logits[i])
+		}
+		z := math.Exp(thr - m)
+		for _, i := range neg {
+			z += math.Exp(logits[i] - m)
+		}
+		lse := m + math.Log(z)
+		loss += lossBeta * (lse - thr)
+		gt += lossBeta * (math.Exp(thr-lse) - 1)
+		for _, i := range neg {
+			gl[i] += lossBeta * math.Exp(logits[i]-lse)
+		}
+	}
+	// L_RC = −(1/|P∪N|) Σ [y log σ(l) + (1−y) log(1−σ(l))]
+	if n > 0 {
+		for i, l := range logits {
+			y := 0.0
+			if gold[i] {
+				y = 1
+			}
+			// log σ(l) = −softplus(−l); log(1−σ(l)) = −softplus(l)
+			if gold[i] {
+				loss += lossLambda * softplus(-l) / float64(n)
+			} else {
+				loss += lossLambda * softplus(l) / float64(n)
+			}
+			gl[i] += lossLambda * (sigmoid(l) - y) / float64(n)
+		}
+	}
+	return loss, gl, gt
+}
+
+func softplus(x float64) float64 {
+	if x > 30 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// Train fits a LiteModel to set. Deterministic for a given set and config.
+func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, error) {
+	cfg = cfg.withDefaults()
+	if len(set.Train) == 0 {
+		return nil, fmt.Errorf("train: no training windows")
+	}
+	m := &LiteModel{Format: liteFormat, PairFeatures: numPairFeatures, ThreshFeatures: numThreshFeatures, Hidden: cfg.Hidden}
+	m.PairMean, m.PairStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return w.Pair }, numPairFeatures)
+	m.ThrMean, m.ThrStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return [][]float64{w.Thr} }, numThreshFeatures)
+	m.ThrMean[0], m.ThrStd[0] = 0, 1 // the bias slot
+	for k := threshLogitSlot; k < threshLogitSlot+3; k++ {
+		m.ThrMean[k], m.ThrStd[k] = 0, 1 // logit slots, filled per window
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7a1))
+	scale := 1 / math.Sqrt(float64(numPairFeatures))
+	m.W1 = make([][]float64, cfg.Hidden)
+	for j := range m.W1 {
+		m.W1[j] = make([]float64, numPairFeatures)
+		for k := range m.W1[j] {
+			m.W1[j][k] = rng.NormFloat64() * scale
+		}
+	}
+	m.B1 = make([]float64, cfg.Hidden)
+	m.W2 = make([]float64, cfg.Hidden)
+	for j := range m.W2 {
+		m.W2[j] = rng.NormFloat64() / math.Sqrt(float64(cfg.Hidden))
+	}
+	m.V = make([]float64, numThreshFeatures)
+	m.U = make([]float64, numPairFeatures)
+
+	b2 := []float64{m.B2}
+	params := m.params(b2)
+	opt := newAdam(params, cfg.LR)
+	grads := make([][]float64, len(params))
+	for i, p := range params {
+		grads[i] = make([]float64, len(p))
+	}
+	best := m.clone()
+	bestScore := -1.0
+	var lastLoss float64
+	order := make([]int, len(set.Train))
+	for i := range order {
+		order[i] = i
+	}
+	h := make([]float64, cfg.Hidden)
+	x := make([]float64, numPairFeatures)
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		// Linear decay to a tenth: late epochs refine rather than jump, so
+		// the held-out choice of epoch is less of a lottery.
+		opt.lr = cfg.LR * (1 - 0.9*float64(epoch-1)/float64(max(cfg.Epochs-1, 1)))
+		total := 0.0
+		for start := 0; start < len(order); start += cfg.Batch {
+			end := min(start+cfg.Batch, len(order))
+			for _, g := range grads {
+				clear(g)
+			}
+			for _, wi := range order[start:end] {
+				total += m.accumulate(&set.Train[wi], grads, x, h)
+			}
+			inv := 1 / float64(end-start)
+			for _, g := range grads {
+				for k := range g {
+					g[k] *= inv
+				}
+			}
+			opt.step(params, grads)
+			m.B2 = b2[0]
+		}
+		lastLoss = total / float64(len(order))
+		var bias, cut float64
+		var st HeldOutStats
+		if len(set.valid) > 0 {
+			bias, cut, st = chooseBias(runHeldOut(ctx, m, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+		}
+		cfg.Logger.Info("train-atr epoch", "epoch", epoch, "loss", lastLoss, "bias", bias, "cut", cut,
+			"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
+		// Without held-out questions the last epoch is kept.
+		if sc := st.objective(); sc > bestScore || len(set.valid) == 0 {
+			bestScore = sc
+			best = m.clone()
+			best.ThresholdBias = bias
+			best.RelativeCut = cut
+			best.Training.BestEpoch = epoch
+			best.Training.TrainLoss = lastLoss
+		}
+	}
+	best.Training.Seed = cfg.Seed
+	best.Training.Epochs = cfg.Epochs
+	best.Training.Questions = set.Questions
+	best.Training.Windows = len(set.Train)
+	best.Training.Embedder = set.Embedder
+	best.Training.Candidates = 50
+	best.Training.PoolDBs = cfg.PoolDBs
+	if len(set.valid) > 0 {
+		runs := runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain)
+		st := atrStats(runs, cfg.Retain, 0, 0)
+		best.Training.HeldOutATR = &st
+		cfg.Logger.Info("train-atr threshold", "epoch", best.Training.BestEpoch, "bias", best.ThresholdBias, "relative_cut", best.RelativeCut,
+			"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
+		var ex HeldOutStats
+		best.Expansion, ex = chooseExpansion(ctx, best, set.valid, cfg)
+		best.Training.HeldOutDefault = &ex
+		best.Training.ValidF1 = ex.F1
+	}
+	return best, nil
+}
+
+// accumulate adds one window's gradient to grads and returns its loss.
+func (m *LiteModel) accumulate(w *TrainWindow, grads [][]float64, x, h []float64) float64 {
+	n := len(w.Pair)
+	logits := make([]float64, n)
+	hs := make([][]float64, n)
+	xs := make([][]float64, n)
+	for i, f := range w.Pair {
+		logits[i] = m.pairLogit(f, x, h)
+		hs[i] = append([]float64(nil), h...)
+		xs[i] = append([]float64(nil), x...)
+	}
+	tf := append([]float64(nil), w.Thr...)
+	setLogitStats(tf, logits)
+	thr := m.threshLogit(tf)
+	loss, gl, gt := windowLoss(logits, thr, w.Gold)
+	gW1, gB1, gW2, gB2, gV, gU := grads[0], grads[1], grads[2], grads[3], grads[4], grads[5]
+	P := numPairFeatures
+	for i := range w.Pair {
+		g := gl[i]
+		if g == 0 {
+			continue
+		}
+		gB2[0] += g
+		for k, v := range xs[i] {
+			gU[k] += g * v
+		}
+		for j := 0; j < m.Hidden; j++ {
+			gW2[j] += g * hs[i][j]
+			da := g * m.W2[j] * (1 - hs[i][j]*hs[i][j])
+			gB1[j] += da
+			row := gW1[j*P : (j+1)*P]
+			for k, v := range xs[i] {
+				row[k] += da * v
+			}
+		}
+	}
+	for k, v := range tf {
+		gV[k] += gt * (v - m.ThrMean[k]) / m.ThrStd[k]
+	}
+	return loss
+}
+
+// params exposes the weights as flat slices sharing storage with m (W1's
+// rows are rebound onto one flat slice; b2 holds B2, copied back by the
+// caller after each step); order matches accumulate's grads.
+func (m *LiteModel) params(b2 []float64) [][]float64 {
+	return [][]float64{flatW1(m), m.B1, m.W2, b2, m.V, m.U}
+}
+
+func flatW1(m *LiteModel) []float64 {
+	out := make([]float64, 0, m.Hidden*numPairFeatures)
+	for _, r := range m.W1 {
+		out = append(out, r...)
+	}
+	// Rebind rows onto the flat slice so updates are shared.
+	for j := range m.W1 {
+		m.W1[j] = out[j*numPairFeatures : (j+1)*numPairFeatures : (j+1)*numPairFeatures]
+	}
+	return out
+}
+
+func (m *LiteModel) clone() *LiteModel {
+	c := *m
+	c.W1 = make([][]float64, len(m.W1))
+	for j, r := range m.W1 {
+		c.W1[j] = append([]float64(nil), r...)
+	}
+	c.B1 = append([]float64(nil), m.B1...)
+	c.W2 = append([]float64(nil), m.W2...)
+	c.V = append([]float64(nil), m.V...)
+	c.U = append([]float64(nil), m.U...)
+	return &c
+}
+
+func standardize(ws []TrainWindow, rows func(TrainWindow) [][]float64, n int) (mean, std []float64) {
+	mean = make([]float64, n)
+	std = make([]float64, n)
+	cnt := 0.0
+	for _, w := range ws {
+		for _, r := range rows(w) {
+			for k, v := range r {
+				mean[k] += v
+			}
+			cnt++
+		}
+	}
+	for k := range mean {
+		mean[k] /= cnt
+	}
+	for _, w := range ws {
+		for _, r := range rows(w) {
+			for k, v := range r {
+				d := v - mean[k]
+				std[k] += d * d
+			}
+		}
+	}
+	for k := range std {
+		std[k] = math.Sqrt(std[k] / cnt)
+		if std[k] < 1e-9 {
+			std[k] = 1
+		}
+	}
+	return mean, std
+}
+
+// adam is the Adam optimiser over flat parameter slices.
+type adam struct {
+	lr, b1, b2, eps float64
+	t               int
+	m, v            [][]float64
+}
+
+func newAdam(params [][]float64, lr float64) *adam {
+	a := &adam{lr: lr, b1: 0.9, b2: 0.999, eps: 1e-8}
+	for _, p := range params {
+		a.m = append(a.m, make([]float64, len(p)))
+		a.v = append(a.v, make([]float64, len(p)))
+	}
+	return a
+}
+
+func (a *adam) step(params, grads [][]float64) {
+	a.t++
+	c1 := 1 - math.Pow(a.b1, float64(a.t))
+	c2 := 1 - math.Pow(a.b2, float64(a.t))
+	for i, p := range params {
+		for k := range p {
+			g := grads[i][k]
+			a.m[i][k] = a.b1*a.m[i][k] + (1-a.b1)*g
+			a.v[i][k] = a.b2*a.v[i][k] + (1-a.b2)*g*g
+			p[k] -= a.lr * (a.m[i][k] / c1) / (math.Sqrt(a.v[i][k]/c2) + a.eps)
+		}
+	}
+}
+
+// heldOutRun is Algorithm 1's outcome for one held-out question.
+type heldOutRun struct {
+	res *atrResult
+	tq  *trainQuestion
+}
+
+// runHeldOut runs Algorithm 1 with m over the held-out questions.
+func runHeldOut(ctx context.Context, m *LiteModel, qs []*trainQuestion, W, R int) []heldOutRun {
+	runs := make([]heldOutRun, 0, len(qs))
+	for _, tq := range qs {
+		res, err := adaptiveRetrieve(ctx, m, tq.q, tq.cands, W, R)
+		if err != nil {
+			continue
+		}
+		runs = append(runs, heldOutRun{res, tq})
+	}
+	return runs
+}
+
+// HeldOutStats are per-question means over the held-out training questions.
+type HeldOutStats struct {
+	Precision      float64 `json:"precision"`
+	Recall         float64 `json:"recall"`
+	CompleteRecall float64 `json:"complete_recall"`
+	F1             float64 `json:"f1"`
+	AvgTables      float64 `json:"avg_tables"`
+	AvgGold        float64 `json:"avg_gold"`
+}
+
+// objective is what held-out choices maximise: the mean of F1 and complete
+// recall, the two figures the retriever is judged by.
+func (s HeldOutStats) objective() float64 { return (s.F1 + s.CompleteRecall) / 2 }
+
+type heldOutAcc struct {
+	n                      int
+	p, r, f, cr, tab, gold float64
+}
+
+func (a *heldOutAcc) add(got []string, gold map[string]bool) {
+	s := ScoreSet(got, keys(gold))
+	a.n++
+	a.p += s.Precision
+	a.r += s.Recall
+	a.f += s.F1
+	a.tab += float64(s.Returned)
+	a.gold += float64(len(gold))
+	if s.Complete {
+		a.cr++
+	}
+}
+
+func (a *heldOutAcc) stats() HeldOutStats {
+	n := float64(max(a.n, 1))
+	return HeldOutStats{Precision: a.p / n, Recall: a.r / n, CompleteRecall: a.cr / n, F1: a.f / n, AvgTables: a.tab / n, AvgGold: a.gold / n}
+}
+
+// atrStats scores Algorithm 1 with every threshold logit shifted by bias
+// and raised by the relative cut.
+func atrStats(runs []heldOutRun, R int, bias, cut float64) HeldOutStats {
+	var a heldOutAcc
+	for _, r := range runs {
+		k := thresholdRank(r.res.trace, R, bias, cut, len(r.res.Ranked))
+		got := make([]string, 0, k)
+		for _, s := range r.res.Ranked[:k] {
+			got = append(got, strings.ToLower(s.Table.QualifiedName()))
+		}
+		a.add(got, r.tq.gold)
+	}
+	return a.stats()
+}
+
+// biasGrid are the threshold shifts tried on the held-out questions.
+var biasGrid = func() []float64 {
+	var g []float64
+	for b := -3.0; b <= 6.0001; b += 0.25 {
+		g = append(g, math.Round(b*100)/100)
+	}
+	return g
+}()
+
+// cutGrid are the relative cuts tried (0: none).
+var cutGrid = []float64{0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4}
+
+// chooseBias picks the threshold shift and relative cut that maximise the
+// held-out objective of Algorithm 1.
+func chooseBias(runs []heldOutRun, R int) (bias, cut float64, best HeldOutStats) {
+	bestScore := -1.0
+	for _, c := range cutGrid {
+		for _, b := range biasGrid {
+			st := atrStats(runs, R, b, c)
+			if sc := st.objective(); sc > bestScore+1e-12 {
+				bias, cut, best, bestScore = b, c, st, sc
+			}
+		}
+	}
+	return bias, cut, best
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// chooseExpansion picks the expansion margins that maximise the mean of F1
+// and complete recall of ATR + expansion on the held-out questions.
+// expansionGrid are the margins tried for expansion (99: off).
+var expansionGrid = []float64{-3, -2, -1.5, -1, -0.5, 0, 0.5, 99}
+
+// coverGrid are the coverage-expansion margins tried, tightest first so that
+// a tie keeps the more conservative margin (off unless one of them beats the
+// margins chosen without it).
+var coverGrid = []float64{0, -0.5, -1, -1.5, -2, -3, -4, -6}
+
+func chooseExpansion(ctx context.Context, m *LiteModel, qs []*trainQuestion, cfg TrainConfig) (*TrainedExpansion, HeldOutStats) {
+	runs := runHeldOut(ctx, m, qs, cfg.Window, cfg.Retain)
+	grid := expansionGrid
+	best := &TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
+	var bestSt HeldOutStats
+	bestScore := -1.0
+	for _, fm := range []float64{0, 1, 2, 3, 99} {
+		for _, em := range grid {
+			for _, rm := range grid {
+				e := ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.withDefaults(nil)
+				st := expansionStats(runs, e)
+				if score := st.objective(); score > bestScore+1e-12 {
+					bestScore, bestSt = score, st
+					best = &TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
+				}
+			}
+		}
+	}
+	// Coverage expansion is chosen given the margins above (a joint grid
+	// would be 50 times larger for the same choice on the held-out set).
+	for _, cm := range coverGrid {
+		for _, cg := range []float64{0.05, 0.1, 0.15, 0.2, 0.25} {
+			em, rm, fm := best.ExpandMargin, best.RestoreMargin, best.RefineMargin
+			e := ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.withDefaults(nil)
+			st := expansionStats(runs, e)
+			if score := st.objective(); score > bestScore+1e-12 {
+				bestScore, bestSt = score, st
+				cm := cm
+				best = &TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm, CoverMargin: &cm, CoverGain: cg}
+			}
+		}
+	}
+	coverMargin := 99.0
+	if best.CoverMargin != nil {
+		coverMargin = *best.CoverMargin
+	}
+	cfg.Logger.Info("train-atr expansion margins", "expand", best.ExpandMargin, "restore", best.RestoreMargin, "refine", best.RefineMargin,
+		"cover", coverMargin, "cover_gain", best.CoverGain,
+		"valid_f1", bestSt.F1, "valid_cr", bestSt.CompleteRecall, "valid_tables", bestSt.AvgTables, "valid_gold", bestSt.AvgGold)
+	return best, bestSt
+}
+
+// expansionStats scores ATR + expansion with e over held-out runs. Bridge
+// tables outside the candidate list count as returned (a wrong guess)
+// unless gold.
+func expansionStats(runs []heldOutRun, e ExpansionConfig) HeldOutStats {
+	var a heldOutAcc
+	for _, r := range runs {
+		ex, err := expand(r.tq.q, r.res.Ranked, r.res.Selected, r.tq.g, e, func([]int64) (map[int64]*TableInfo, error) { return nil, nil })
+		if err != nil {
+			continue
+		}
+		got := make([]string, 0, len(ex.chosen))
+		for _, s := range ex.chosen {
+			got = append(got, strings.ToLower(s.Table.QualifiedName()))
+		}
+		a.add(got, r.tq.gold)
+	}
+	return a.stats()
+}
