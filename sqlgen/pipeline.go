@@ -1,0 +1,594 @@
+// Package sqlgen answers natural-language questions: it retrieves the tables
+// a question needs, prompts an LLM for one SELECT, validates it with
+// PostgreSQL's parser and on the client's own session (repairing it with the
+// LLM when it fails), and runs it read-only with the client's privileges.
+// Answers are cached by the result cache.
+//
+// Pipeline is the proxy.Handler that does this for statements that are
+// questions (see proxy.ParseNL). Its errors are *proxy.Error values with the
+// SQLSTATEs documented at the Code constants.
+package sqlgen
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/proxy/resultcache"
+)
+
+// Config holds the pipeline's settings.
+type Config struct {
+	// RowLimit caps the rows a question returns (--nl-row-limit). Default
+	// 1000.
+	RowLimit int
+	// StatementTimeout is the statement_timeout the generated SQL runs under
+	// (--nl-statement-timeout). Default 30s.
+	StatementTimeout time.Duration
+	// MaxRepairs is how many times failed SQL is sent back to the LLM.
+	// Default 2; negative means none.
+	MaxRepairs int
+	// GenerateTimeout bounds retrieval, generation and validation of one
+	// question. Default 2m.
+	GenerateTimeout time.Duration
+	// SampleRows is how many rows of each table the prompt shows. Default 3;
+	// negative means none.
+	SampleRows int
+	// Model identifies the generator's model and options in cache keys
+	// (e.g. "gpt-4o-mini t=0").
+	Model string
+	// MaxCachedBytes stops keeping a result's rows for the cache once they
+	// pass this size (the result cache has its own cap too). Default 1 MiB.
+	MaxCachedBytes int
+}
+
+func (c Config) withDefaults() Config {
+	if c.RowLimit <= 0 {
+		c.RowLimit = 1000
+	}
+	if c.StatementTimeout <= 0 {
+		c.StatementTimeout = 30 * time.Second
+	}
+	if c.MaxRepairs == 0 {
+		c.MaxRepairs = 2
+	}
+	if c.MaxRepairs < 0 {
+		c.MaxRepairs = 0
+	}
+	if c.GenerateTimeout <= 0 {
+		c.GenerateTimeout = 2 * time.Minute
+	}
+	if c.SampleRows == 0 {
+		c.SampleRows = 3
+	}
+	if c.SampleRows < 0 {
+		c.SampleRows = 0
+	}
+	if c.MaxCachedBytes <= 0 {
+		c.MaxCachedBytes = 1 << 20
+	}
+	return c
+}
+
+// ResultCache is what the pipeline needs of the result cache
+// (*resultcache.Cache). Implementations never fail: trouble is a miss.
+type ResultCache interface {
+	GetResult(ctx context.Context, key string) (*resultcache.Result, bool)
+	PutResult(ctx context.Context, key string, r *resultcache.Result)
+	GetSQL(ctx context.Context, key string) (*resultcache.SQLEntry, bool)
+	PutSQL(ctx context.Context, key string, e *resultcache.SQLEntry)
+}
+
+// VersionSource tells the catalog's current version, which is part of every
+// cache key so a catalog change invalidates what was cached before it.
+type VersionSource interface {
+	CatalogVersion(ctx context.Context) (int64, error)
+}
+
+// Options are the pipeline's dependencies.
+type Options struct {
+	// Retriever is required.
+	Retriever Retriever
+	// Generator is the LLM; nil means none is configured, and questions
+	// fail with SQLSTATE 55000 saying so and what retrieval found.
+	Generator Generator
+	// Cache is the result cache; nil caches nothing.
+	Cache ResultCache
+	// Versions is the catalog version; nil disables caching (there is no
+	// safe key without it).
+	Versions VersionSource
+	Logger   *slog.Logger
+	// Registerer receives the pipeline's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	// OnQuestion, when set, is called once per answered or failed
+	// question (and per execution of a prepared question), on the asking
+	// session's goroutine, with a context carrying the request id. It must
+	// not block: the query log only queues the record.
+	OnQuestion func(ctx context.Context, r QuestionRecord)
+	// OnLLMCall, when set, is called after each generator call with its
+	// purpose (PurposeGenerate, PurposeRepair), duration and error.
+	OnLLMCall func(ctx context.Context, purpose string, d time.Duration, err error)
+}
+
+// Pipeline is the natural-language proxy.Handler. Safe for concurrent use.
+type Pipeline struct {
+	cfg    Config
+	ret    Retriever
+	gen    Generator
+	cache  ResultCache
+	vers   VersionSource
+	log    *slog.Logger
+	m      *pipelineMetrics
+	flight flightGroup
+	ids    identityMemo
+
+	onQuestion func(ctx context.Context, r QuestionRecord)
+	onLLMCall  func(ctx context.Context, purpose string, d time.Duration, err error)
+}
+
+var _ proxy.Handler = (*Pipeline)(nil)
+
+// New returns a Pipeline.
+func New(cfg Config, opts Options) (*Pipeline, error) {
+	if opts.Retriever == nil {
+		return nil, errors.New("sqlgen: a Retriever is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Versions == nil {
+		opts.Cache = nil
+	}
+	p := &Pipeline{
+		cfg: cfg.withDefaults(), ret: opts.Retriever, gen: opts.Generator, cache: opts.Cache,
+		vers: opts.Versions, log: opts.Logger, m: newPipelineMetrics(opts.Registerer),
+		onQuestion: opts.OnQuestion, onLLMCall: opts.OnLLMCall,
+	}
+	p.flight.calls = map[string]*flightCall{}
+	return p, nil
+}
+
+// Config returns the effective configuration.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Intercept implements proxy.Handler: questions become Statements, anything
+// else is left to others. The check is a scan of leading comments only.
+func (p *Pipeline) Intercept(_ context.Context, info proxy.SessionInfo, sql string) (proxy.Statement, error) {
+	nl, ok := proxy.ParseNL(sql)
+	if !ok {
+		return nil, nil
+	}
+	return &statement{p: p, info: info, nl: nl}, nil
+}
+
+// identity is what decides, besides the question, which SQL and rows are
+// right for a session.
+type identity struct {
+	role, searchPath, database string
+}
+
+func sessionIdentity(ctx context.Context, up proxy.Upstream) (identity, error) {
+	res, err := up.Query(ctx, "SELECT current_user, pg_catalog.current_setting('search_path'), pg_catalog.current_database()")
+	if err != nil {
+		return identity{}, err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 3 {
+		return identity{}, errorf(CodeInternal, "unexpected answer to the session identity query")
+	}
+	r := res.Rows[0]
+	return identity{role: string(r[0]), searchPath: string(r[1]), database: string(r[2])}, nil
+}
+
+// normalizeQuestion folds white space and drops trailing punctuation. Case is
+// kept: "orders of 'Smith'" and "orders of 'smith'" may need different SQL.
+func normalizeQuestion(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	return strings.TrimRight(q, " ?.!;")
+}
+
+// cacheKey hashes everything that decides a question's SQL and rows.
+func (p *Pipeline) cacheKey(question string, version int64, id identity) string {
+	h := sha256.New()
+	for _, part := range []string{
+		promptVersion, normalizeQuestion(question), strconv.FormatInt(version, 10),
+		id.database, id.role, id.searchPath, p.cfg.Model,
+		strconv.Itoa(p.cfg.RowLimit), strconv.Itoa(p.cfg.SampleRows),
+	} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:20])
+}
+
+// plan is a question's validated SQL.
+type plan struct {
+	sql       string
+	tables    []string
+	relations []string
+	fields    []pgproto3.FieldDescription
+}
+
+// generate retrieves, prompts, generates and validates: the uncached path.
+// It runs inside sc on the asking client's session and records its stages
+// in tr.
+func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr *trace) (*plan, error) {
+	t0 := time.Now()
+	r, err := p.ret.Retrieve(ctx, question)
+	p.observeStage(tr, "retrieve", time.Since(t0))
+	if err != nil {
+		return nil, asClientError(err, CodeInternal, "table retrieval failed")
+	}
+	tr.retrieval(r)
+	if len(r.Tables) == 0 {
+		return nil, &proxy.Error{Code: CodeNoTables, Message: "no table in the catalog matches the question",
+			Hint: "Rephrase the question, or check that the catalog is built (atrium catalog sync)."}
+	}
+	tables := make([]string, len(r.Tables))
+	for i, t := range r.Tables {
+		tables[i] = t.QualifiedName()
+	}
+	tr.tables = tables
+	if p.gen == nil {
+		return nil, &proxy.Error{Code: CodeNoLLM,
+			Message: "natural-language questions need an LLM endpoint, and none is configured",
+			Detail:  "RETRIEVE found: " + strings.Join(tables, ", "),
+			Hint:    "Start atrium serve with --llm-url (and --llm-model, ATRIUM_LLM_API_KEY), or ask RETRIEVE <question> to see the tables alone."}
+	}
+	if p.cfg.SampleRows > 0 {
+		t1 := time.Now()
+		p.sample(ctx, sc, r)
+		p.observeStage(tr, "sample", time.Since(t1))
+	}
+	prompt := BuildPrompt(question, r)
+	msgs := prompt.Messages
+	var (
+		lastErr error
+		lastSQL string
+		usage   Usage
+	)
+	for attempt := 0; attempt <= p.cfg.MaxRepairs; attempt++ {
+		purpose := PurposeGenerate
+		if attempt > 0 {
+			p.m.repairs.Inc()
+			tr.repairs++
+			purpose = PurposeRepair
+		}
+		t1 := time.Now()
+		g, err := p.gen.Generate(ctx, msgs)
+		d := time.Since(t1)
+		p.observeStage(tr, "llm", d)
+		if p.onLLMCall != nil {
+			p.onLLMCall(ctx, purpose, d, err)
+		}
+		if err != nil {
+			return nil, llmClientError(err)
+		}
+		usage.PromptTokens += g.Usage.PromptTokens
+		usage.CompletionTokens += g.Usage.CompletionTokens
+		tr.usage.PromptTokens += g.Usage.PromptTokens
+		tr.usage.CompletionTokens += g.Usage.CompletionTokens
+		tr.usage.TotalTokens += g.Usage.TotalTokens
+		p.m.tokens.WithLabelValues("prompt").Add(float64(g.Usage.PromptTokens))
+		p.m.tokens.WithLabelValues("completion").Add(float64(g.Usage.CompletionTokens))
+		lastSQL = ExtractSQL(g.Text)
+		tr.sql = lastSQL
+		t2 := time.Now()
+		checked, err := Check(lastSQL)
+		var fields []pgproto3.FieldDescription
+		if err == nil {
+			tr.sql = checked.SQL
+			fields, err = validate(ctx, sc, checked.SQL)
+		}
+		p.observeStage(tr, "validate", time.Since(t2))
+		if err == nil {
+			p.log.InfoContext(ctx, "question answered with generated SQL", "question", question, "tables", tables,
+				"prompt_tokens_est", prompt.EstTokens, "prompt_tokens", usage.PromptTokens,
+				"completion_tokens", usage.CompletionTokens, "attempts", attempt+1, "sql", checked.SQL,
+				"elapsed", time.Since(t0))
+			return &plan{sql: checked.SQL, tables: tables, relations: checked.Relations, fields: fields}, nil
+		}
+		lastErr = err
+		var pe *proxy.Error
+		if !errors.As(err, &pe) && !repairable(err) {
+			// Permissions, timeouts, a broken connection: the LLM cannot fix them.
+			return nil, err
+		}
+		p.log.DebugContext(ctx, "generated SQL rejected", "question", question, "attempt", attempt+1, "sql", lastSQL, "err", err)
+		msgs = repairMessages(msgs, g.Text, describeErr(err))
+	}
+	p.log.InfoContext(ctx, "question gave up after repairs", "question", question, "tables", tables, "attempts", p.cfg.MaxRepairs+1,
+		"prompt_tokens_est", prompt.EstTokens, "prompt_tokens", usage.PromptTokens, "err", lastErr)
+	return nil, gaveUp(lastErr, lastSQL, p.cfg.MaxRepairs+1)
+}
+
+// gaveUp reports the last failure after the repair rounds, with its SQLSTATE.
+func gaveUp(err error, sql string, attempts int) error {
+	detail := "Last SQL: " + clip(oneLine(sql), 2000)
+	var pe *proxy.Error
+	if errors.As(err, &pe) {
+		return &proxy.Error{Code: pe.Code, Message: fmt.Sprintf("could not generate valid SQL in %d attempts: %s", attempts, pe.Message), Detail: detail, Err: err}
+	}
+	var ue *proxy.UpstreamError
+	if errors.As(err, &ue) {
+		return &proxy.Error{Code: ue.Code, Message: fmt.Sprintf("could not generate valid SQL in %d attempts: %s", attempts, ue.Message), Detail: detail, Hint: ue.Hint, Err: err}
+	}
+	return err
+}
+
+func llmClientError(err error) error {
+	var le *LLMError
+	if errors.As(err, &le) {
+		if le.Timeout {
+			return &proxy.Error{Code: CodeTimeout, Message: "the LLM did not answer in time", Err: err}
+		}
+		return &proxy.Error{Code: CodeLLMFailed, Message: "the LLM endpoint failed: " + le.Msg, Err: err}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &proxy.Error{Code: CodeLLMFailed, Message: "the LLM endpoint failed", Err: err}
+}
+
+// validate checks sql on the client's session without computing a row and
+// returns its row description. EXPLAIN runs parse analysis, planning and
+// the executor's permission checks under the client's role, privileges and
+// search_path, so unknown tables and columns, type errors and permission
+// denials surface as the server's own errors; Describe (Parse and Describe
+// of the unnamed statement) then yields the real row description, which the
+// extended protocol's Describe needs before Execute.
+func validate(ctx context.Context, sc *scope, sql string) ([]pgproto3.FieldDescription, error) {
+	if _, err := sc.query(ctx, "EXPLAIN "+sql); err != nil {
+		return nil, err
+	}
+	fields, err := sc.describe(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return copyFields(fields), nil
+}
+
+// observeStage records a stage's duration in the metrics and the trace.
+func (p *Pipeline) observeStage(tr *trace, stage string, d time.Duration) {
+	p.m.stage.WithLabelValues(stage).Observe(d.Seconds())
+	if tr != nil {
+		tr.stage(stage, d)
+	}
+}
+
+func copyFields(fs []pgproto3.FieldDescription) []pgproto3.FieldDescription {
+	out := make([]pgproto3.FieldDescription, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		out[i].Name = append([]byte(nil), f.Name...)
+		out[i].Format = 0 // Execute sends text
+	}
+	return out
+}
+
+// sample fills in up to SampleRows rows of each table that came without
+// them, read on the client's session so the prompt only shows what the
+// client may read. A table it cannot read is shown without rows.
+func (p *Pipeline) sample(ctx context.Context, sc *scope, r *Retrieval) {
+	for i := range r.Tables {
+		t := &r.Tables[i]
+		if t.SampleRows != nil || len(t.Columns) == 0 {
+			continue
+		}
+		cols := make([]string, len(t.Columns))
+		for j, c := range t.Columns {
+			cols[j] = quoteIdent(c.Name) + "::text"
+		}
+		sql := fmt.Sprintf("SELECT %s FROM %s.%s LIMIT %d", strings.Join(cols, ", "), quoteIdent(t.Schema), quoteIdent(t.Name), p.cfg.SampleRows)
+		res, err := sc.query(ctx, sql)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.DebugContext(ctx, "no sample rows for prompt", "table", t.QualifiedName(), "err", err)
+			continue
+		}
+		rows := make([][]*string, 0, len(res.Rows))
+		for _, row := range res.Rows {
+			vals := make([]*string, len(row))
+			for j, v := range row {
+				if v != nil {
+					s := string(v)
+					vals[j] = &s
+				}
+			}
+			rows = append(rows, vals)
+		}
+		t.SampleRows = rows
+	}
+}
+
+// identityAndPrivileges reads the session's identity and re-checks, in the
+// same round trip, that its current role may still SELECT every relation a
+// cached result came from. The check is has_table_privilege by name, which
+// costs about as much as SELECT 1; a relation that no longer resolves is an
+// error, read as "not allowed". Row-level security is checked when a result
+// is stored (see rowSecurityFree): such results are never cached.
+func identityAndPrivileges(ctx context.Context, up proxy.Upstream, relations []string) (identity, bool, error) {
+	check := "true"
+	if len(relations) > 0 {
+		parts := make([]string, len(relations))
+		for i, r := range relations {
+			parts[i] = "pg_catalog.has_table_privilege(" + literal(r) + ", 'SELECT')"
+		}
+		check = strings.Join(parts, " AND ")
+	}
+	res, err := up.Query(ctx, "SELECT current_user, pg_catalog.current_setting('search_path'), pg_catalog.current_database(), "+check)
+	if err != nil {
+		var ue *proxy.UpstreamError
+		if errors.As(err, &ue) && (ue.Code == "42P01" || ue.Code == "3F000") {
+			// A relation was dropped or the search_path changed:
+			// not servable; the caller generates again.
+			return identity{}, false, nil
+		}
+		return identity{}, false, err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 4 {
+		return identity{}, false, errorf(CodeInternal, "unexpected answer to the privilege check")
+	}
+	r := res.Rows[0]
+	id := identity{role: string(r[0]), searchPath: string(r[1]), database: string(r[2])}
+	return id, string(r[3]) == "t", nil
+}
+
+// rowSecurityFree reports whether none of relations has row-level security
+// enabled. Rows from such tables depend on policies that may look at more
+// than the role (session settings, time), so they are not cached.
+func rowSecurityFree(ctx context.Context, sc *scope, relations []string) bool {
+	if len(relations) == 0 {
+		return true
+	}
+	regs := make([]string, len(relations))
+	for i, r := range relations {
+		regs[i] = "pg_catalog.to_regclass(" + literal(r) + ")"
+	}
+	res, err := sc.query(ctx, "SELECT count(*) FROM pg_catalog.pg_class WHERE oid IN ("+strings.Join(regs, ", ")+") AND (relrowsecurity OR relkind NOT IN ('r', 'v', 'm', 'p', 'f'))")
+	return err == nil && len(res.Rows) == 1 && string(res.Rows[0][0]) == "0"
+}
+
+// identityMemo remembers each session's last identity, so a cache hit can
+// look its entry up first and confirm the identity in the same round trip
+// as the privilege check. A stale guess (SET ROLE, SET search_path) only
+// costs a miss. Bounded; safe for concurrent use.
+type identityMemo struct {
+	mu  sync.Mutex
+	ids map[uint64]identity
+}
+
+const identityMemoMax = 4096
+
+func (m *identityMemo) get(session uint64) (identity, bool) {
+	if session == 0 {
+		return identity{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.ids[session]
+	return id, ok
+}
+
+func (m *identityMemo) put(session uint64, id identity) {
+	if session == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ids == nil {
+		m.ids = map[uint64]identity{}
+	}
+	if _, ok := m.ids[session]; !ok && len(m.ids) >= identityMemoMax {
+		for k := range m.ids { // drop an arbitrary session: only a guess is lost
+			delete(m.ids, k)
+			break
+		}
+	}
+	m.ids[session] = id
+}
+
+// literal quotes s as a string literal that reads the same whatever
+// standard_conforming_strings is.
+func literal(s string) string {
+	if strings.Contains(s, `\`) {
+		return "E'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'"
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// flightGroup shares one generation among concurrent identical questions.
+// Unlike x/sync/singleflight.DoChan, the leader runs the function on its own
+// goroutine: the generation uses the leader's upstream session, which only
+// its own goroutine may touch.
+type flightGroup struct {
+	mu    sync.Mutex
+	calls map[string]*flightCall
+}
+
+type flightCall struct {
+	done chan struct{}
+	plan *plan
+	err  error
+}
+
+// do runs fn unless a call for key is in flight, in which case it waits for
+// that call's result (or ctx). shared reports a result from another session.
+// A follower whose leader failed because the leader's own context ended
+// runs fn itself.
+func (g *flightGroup) do(ctx context.Context, key string, fn func() (*plan, error)) (pl *plan, shared bool, err error) {
+	for {
+		g.mu.Lock()
+		if c, ok := g.calls[key]; ok {
+			g.mu.Unlock()
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			if c.err != nil && (errors.Is(c.err, context.Canceled) || errors.Is(c.err, context.DeadlineExceeded)) && ctx.Err() == nil {
+				continue
+			}
+			return c.plan, true, c.err
+		}
+		c := &flightCall{done: make(chan struct{})}
+		g.calls[key] = c
+		g.mu.Unlock()
+
+		func() {
+			defer func() {
+				g.mu.Lock()
+				delete(g.calls, key)
+				g.mu.Unlock()
+				close(c.done)
+			}()
+			c.plan, c.err = fn()
+		}()
+		return c.plan, false, c.err
+	}
+}
+
+type pipelineMetrics struct {
+	questions *prometheus.CounterVec // outcome
+	stage     *prometheus.HistogramVec
+	tokens    *prometheus.CounterVec
+	repairs   prometheus.Counter
+}
+
+func newPipelineMetrics(reg prometheus.Registerer) *pipelineMetrics {
+	m := &pipelineMetrics{
+		questions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "atrium_nl_questions_total",
+			Help: "Natural-language questions by outcome (result_cache, sql_cache, shared, generated, error).",
+		}, []string{"outcome"}),
+		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "atrium_nl_stage_seconds",
+			Help:    "Time spent per pipeline stage (retrieve, sample, llm, validate, execute).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"stage"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "atrium_nl_llm_tokens_total",
+			Help: "LLM tokens used, as the endpoint reported them, by type (prompt, completion).",
+		}, []string{"type"}),
+		repairs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "atrium_nl_repairs_total",
+			Help: "Repair rounds: generated SQL sent back to the LLM with its error.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.questions, m.stage, m.tokens, m.repairs)
+	}
+	return m
+}

@@ -1,0 +1,110 @@
+package sqlgen
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Retriever chooses the tables a question needs. The pipeline asks it once
+// per uncached question. Implementations are safe for concurrent use.
+type Retriever interface {
+	Retrieve(ctx context.Context, question string) (*Retrieval, error)
+}
+
+// Retrieval is what the retriever found for a question.
+type Retrieval struct {
+	// Tables are the chosen tables, best first.
+	Tables []Table
+	// Joins are the join conditions between chosen tables.
+	Joins []Join
+	// Values are value-index entries that match words of the question.
+	Values []ValueMatch
+	// Threshold is the reranker's threshold score, when it has one (for
+	// the query log).
+	Threshold *float64
+	// Stages are the retriever's own stage durations by name (candidates,
+	// rerank, expand...), for the query log.
+	Stages map[string]time.Duration
+}
+
+// Table is one chosen table with what the prompt shows of it.
+type Table struct {
+	Schema, Name string
+	Comment      string
+	// Score and Reason say why the retriever chose it (shown in the notice).
+	Score  float64
+	Reason string
+	// Columns in table order.
+	Columns []Column
+	// SampleRows, when set, are up to three rows in text format (nil is
+	// NULL), one value per column in Columns order. When nil, the pipeline
+	// reads three rows on the client's own session, so the prompt never shows
+	// rows the client could not read.
+	SampleRows [][]*string
+}
+
+// QualifiedName is schema.name with each part quoted only when needed.
+func (t Table) QualifiedName() string {
+	return quoteIdentIfNeeded(t.Schema) + "." + quoteIdentIfNeeded(t.Name)
+}
+
+// Column is one column of a chosen table.
+type Column struct {
+	Name string
+	// Type is the SQL type as format_type prints it, e.g. "numeric(10,2)".
+	Type       string
+	Comment    string
+	PrimaryKey bool
+	NotNull    bool
+}
+
+// Join is one join condition: Left and Right are "schema.table.column"
+// (composite keys are several Joins).
+type Join struct {
+	Left, Right string
+}
+
+// ValueMatch is a stored column value that matches the question.
+type ValueMatch struct {
+	Schema, Table, Column, Value string
+}
+
+// quoteIdentIfNeeded quotes an identifier unless it is a plain lower-case
+// name, to keep prompts readable and the SQL the LLM copies valid.
+func quoteIdentIfNeeded(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return pgx.Identifier{s}.Sanitize()
+	}
+	if reservedKeywords[s] {
+		return pgx.Identifier{s}.Sanitize()
+	}
+	return s
+}
+
+// reservedKeywords are PostgreSQL's reserved key words that appear as table
+// or column names in real schemas (user, order, group...); they must be
+// quoted to be used as identifiers.
+var reservedKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast check
+		collate column constraint create current_catalog current_date current_role current_time
+		current_timestamp current_user default deferrable desc distinct do else end except false
+		fetch for foreign from grant group having in initially intersect into lateral leading limit
+		localtime localtimestamp not null offset on only or order placing primary references
+		returning select session_user some symmetric system_user table then to trailing true union unique user
+		using variadic when where window with authorization binary collation concurrently cross
+		current_schema freeze full ilike inner is isnull join left like natural notnull outer
+		overlaps right similar tablesample verbose`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,116 @@
+// Package retrieveradapter lets the NL pipeline (sqlgen) use the catalog
+// retriever (retriever) without either package importing the other's types.
+package retrieveradapter
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/sqlgen"
+)
+
+// Retriever is what the adapter needs of *retriever.Retriever.
+type Retriever interface {
+	Retrieve(ctx context.Context, question string) (*retriever.Result, error)
+}
+
+// Adapter is a sqlgen.Retriever over the catalog retriever. Safe for
+// concurrent use.
+type Adapter struct {
+	r Retriever
+}
+
+var _ sqlgen.Retriever = (*Adapter)(nil)
+
+// New wraps r.
+func New(r Retriever) *Adapter { return &Adapter{r: r} }
+
+// Retrieve implements sqlgen.Retriever: the chosen tables with their
+// columns, the join paths between them and the value-index hits. Sample rows
+// are left to the pipeline, which reads them with the client's privileges.
+func (a *Adapter) Retrieve(ctx context.Context, question string) (*sqlgen.Retrieval, error) {
+	res, err := a.r.Retrieve(ctx, question)
+	if err != nil {
+		return nil, err
+	}
+	return Convert(res), nil
+}
+
+// Convert turns a retriever result into the pipeline's Retrieval.
+func Convert(res *retriever.Result) *sqlgen.Retrieval {
+	th := res.Threshold
+	out := &sqlgen.Retrieval{Threshold: &th, Stages: Stages(res.Timings)}
+	seen := map[string]bool{}
+	addJoin := func(j retriever.JoinPath) {
+		if j.From == nil || j.To == nil {
+			return
+		}
+		for i := range j.FromCols {
+			if i >= len(j.ToCols) {
+				break
+			}
+			l := j.From.Schema + "." + j.From.Name + "." + j.FromCols[i]
+			r := j.To.Schema + "." + j.To.Name + "." + j.ToCols[i]
+			if seen[l+"="+r] || seen[r+"="+l] {
+				continue
+			}
+			seen[l+"="+r] = true
+			out.Joins = append(out.Joins, sqlgen.Join{Left: l, Right: r})
+		}
+	}
+	for _, rt := range res.Chosen() {
+		ti := rt.Table
+		if ti == nil {
+			continue
+		}
+		t := sqlgen.Table{
+			Schema: ti.Schema, Name: ti.Name, Comment: firstNonEmpty(ti.Comment, ti.Purpose),
+			Score: rt.Score, Reason: strings.Join(rt.Reasons, ","),
+		}
+		for _, c := range ti.Columns {
+			t.Columns = append(t.Columns, sqlgen.Column{
+				Name: c.Name, Type: c.Type, Comment: firstNonEmpty(c.Comment, c.Description),
+				PrimaryKey: c.PrimaryKey, NotNull: c.NotNull,
+			})
+		}
+		out.Tables = append(out.Tables, t)
+		for _, v := range rt.Values {
+			out.Values = append(out.Values, sqlgen.ValueMatch{Schema: ti.Schema, Table: ti.Name, Column: v.Column, Value: v.Value})
+		}
+		for _, j := range rt.JoinPaths {
+			addJoin(j)
+		}
+	}
+	for _, j := range res.JoinPaths {
+		addJoin(j)
+	}
+	return out
+}
+
+// Stages names the retriever's stage timings as the metrics and the query
+// log do (internal/telemetry's stage names): candidates (embedding and the
+// hybrid lists), rerank (ATR), expand, multihop (only when it ran) and
+// total.
+func Stages(t retriever.Timings) map[string]time.Duration {
+	m := map[string]time.Duration{
+		"candidates": t.Embed + t.Hybrid,
+		"rerank":     t.ATR,
+		"expand":     t.Expand,
+		"total":      t.Total,
+	}
+	if t.Multihop > 0 {
+		m["multihop"] = t.Multihop
+	}
+	return m
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

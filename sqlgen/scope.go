@@ -1,0 +1,160 @@
+package sqlgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/atriumdb/atrium/proxy"
+)
+
+// scope is a read-only region on the client's own upstream session, opened
+// around everything the pipeline runs there, and closed so the session is
+// exactly as it was:
+//
+//   - Client idle ('I'): BEGIN READ ONLY; SET LOCAL statement_timeout ...
+//     and at the end ROLLBACK. A read-only transaction has nothing to
+//     commit; rolling back also discards any session setting a function in
+//     the generated SQL may have changed, which COMMIT would keep.
+//   - Client inside its own transaction ('T'): SAVEPOINT; SET LOCAL
+//     transaction_read_only = on; SET LOCAL statement_timeout ... and at the
+//     end ROLLBACK TO SAVEPOINT; RELEASE SAVEPOINT. PostgreSQL lets a
+//     transaction switch to read-only at any point (only the way back is
+//     refused), and rolling back to the savepoint restores the client's
+//     read-write mode, its statement_timeout and everything else, even when
+//     our statement failed. The question sees the client's own uncommitted
+//     rows, as any statement in its transaction would.
+//   - Client in a failed transaction ('E'): nothing runs; 25P02.
+//
+// A scope is used by one session goroutine only.
+type scope struct {
+	up      proxy.Upstream
+	status  byte   // the client's transaction status when the scope opened
+	setup   string // the SET LOCALs, re-applied after a reset
+	aborted bool   // a statement failed; reset before the next
+}
+
+const savepoint = "atrium_nl"
+
+// cleanupTimeout bounds closing a scope after the question's own context
+// ended (cancelled by the client or timed out): the client's session must
+// still be put back.
+const cleanupTimeout = 10 * time.Second
+
+func openScope(ctx context.Context, up proxy.Upstream, statementTimeout time.Duration) (*scope, error) {
+	s := &scope{up: up, status: up.TxStatus()}
+	s.setup = fmt.Sprintf("SET LOCAL statement_timeout = %d", statementTimeout.Milliseconds())
+	var sql string
+	switch s.status {
+	case 'I':
+		sql = "BEGIN READ ONLY; " + s.setup
+	case 'T':
+		s.setup = "SET LOCAL transaction_read_only = on; " + s.setup
+		sql = "SAVEPOINT " + savepoint + "; " + s.setup
+	case 'E':
+		return nil, errInFailedTx()
+	default:
+		return nil, errorf(CodeInternal, "unknown transaction status %q", s.status)
+	}
+	if _, err := up.Query(ctx, sql); err != nil {
+		s.close(ctx)
+		return nil, err
+	}
+	return s, nil
+}
+
+func errInFailedTx() error {
+	return &proxy.Error{Code: CodeInFailedTx, Message: "current transaction is aborted, commands ignored until end of transaction block",
+		Hint: "ROLLBACK the transaction before asking a question."}
+}
+
+// query runs sql inside the scope, first undoing a failed statement's
+// effects. A statement error leaves the scope usable (it resets before the
+// next query).
+func (s *scope) query(ctx context.Context, sql string) (*proxy.Result, error) {
+	if s.aborted {
+		sql = s.resetSQL() + "; " + sql
+	}
+	res, err := s.up.Query(ctx, sql)
+	s.aborted = err != nil
+	return res, err
+}
+
+func (s *scope) resetSQL() string {
+	if s.status == 'I' {
+		return "ROLLBACK; BEGIN READ ONLY; " + s.setup
+	}
+	return "ROLLBACK TO SAVEPOINT " + savepoint + "; " + s.setup
+}
+
+// describe returns sql's row description without running it.
+func (s *scope) describe(ctx context.Context, sql string) ([]pgproto3.FieldDescription, error) {
+	if s.aborted {
+		if _, err := s.up.Query(ctx, s.resetSQL()); err != nil {
+			return nil, err
+		}
+		s.aborted = false
+	}
+	fields, err := s.up.Describe(ctx, sql)
+	s.aborted = err != nil
+	return fields, err
+}
+
+// stream runs the statement, writing at most limit rows to w.
+func (s *scope) stream(ctx context.Context, sql string, limit int, w proxy.RowWriter) (string, bool, error) {
+	if s.aborted {
+		if _, err := s.up.Query(ctx, s.resetSQL()); err != nil {
+			return "", false, err
+		}
+		s.aborted = false
+	}
+	tag, truncated, err := s.up.Stream(ctx, sql, limit, w)
+	s.aborted = err != nil
+	return tag, truncated, err
+}
+
+// close puts the session back as it was. It runs even when ctx is done, with
+// a context of its own.
+func (s *scope) close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	var sql string
+	switch s.status {
+	case 'I':
+		if s.up.TxStatus() == 'I' {
+			return nil // BEGIN never took effect
+		}
+		sql = "ROLLBACK"
+	case 'T':
+		sql = "ROLLBACK TO SAVEPOINT " + savepoint + "; RELEASE SAVEPOINT " + savepoint
+	}
+	if _, err := s.up.Query(ctx, sql); err != nil {
+		return fmt.Errorf("restore the client's transaction state: %w", err)
+	}
+	if got := s.up.TxStatus(); got != s.status {
+		return fmt.Errorf("restore the client's transaction state: status is %q, want %q", got, s.status)
+	}
+	return nil
+}
+
+// repairable says whether an error from running generated SQL is worth
+// sending back to the LLM: mistakes in the SQL (syntax, unknown names, type
+// errors, bad literals, unsupported constructs), not permissions, timeouts or
+// connection trouble.
+func repairable(err error) bool {
+	var ue *proxy.UpstreamError
+	if !errors.As(err, &ue) || len(ue.Code) != 5 {
+		return false
+	}
+	if ue.Code == "42501" {
+		return false
+	}
+	switch ue.Code[:2] {
+	case "42", "22", "0A", "21", "2F", "39":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,424 @@
+package sqlgen
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/proxy/resultcache"
+)
+
+// statement is one question, owned by the session that asked it. Describe
+// does the expensive part (cache look-up or generation and validation) so
+// the extended protocol gets the real row description before Execute; the
+// plan is reused by every Execute.
+type statement struct {
+	p    *Pipeline
+	info proxy.SessionInfo
+	nl   proxy.NLStatement
+
+	key    string   // cache key; "" when caching is off for this question
+	id     identity // the identity key was computed for
+	plan   *plan
+	cached *resultcache.Result // served by the next Execute, then dropped
+	tr     trace               // the current execution, for OnQuestion
+}
+
+var (
+	_ proxy.Statement = (*statement)(nil)
+	_ proxy.Kinded    = (*statement)(nil)
+)
+
+// sqlFields describes the one-column answer of /* nl-sql: ... */.
+var sqlFields = []pgproto3.FieldDescription{{Name: []byte("sql"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}
+
+// Kind implements proxy.Kinded: "nl" or "nl_sql", the names metrics and
+// the query log use.
+func (s *statement) Kind() string {
+	if s.nl.Kind == proxy.NLSQLOnly {
+		return "nl_sql"
+	}
+	return "nl"
+}
+
+// Describe implements proxy.Statement.
+func (s *statement) Describe(ctx context.Context, up proxy.Upstream) ([]pgproto3.FieldDescription, error) {
+	ctx = s.tr.begin(ctx)
+	if err := s.prepare(ctx, up); err != nil {
+		return nil, err
+	}
+	if s.nl.Kind == proxy.NLSQLOnly {
+		return sqlFields, nil
+	}
+	return s.plan.fields, nil
+}
+
+func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) {
+	if s.plan != nil {
+		return nil
+	}
+	p := s.p
+	outcome := "error"
+	defer func() {
+		p.m.questions.WithLabelValues(outcome).Inc()
+		if err != nil {
+			s.finish(ctx, err, 0, false)
+		}
+	}()
+	q := s.nl.Question
+	if q == "" {
+		return &proxy.Error{Code: CodeSyntax, Message: "the question is empty", Hint: "Write it inside the comment: /* nl: how many orders were placed last month? */"}
+	}
+	if up.TxStatus() == 'E' {
+		return errInFailedTx()
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.GenerateTimeout)
+	defer cancel()
+
+	var version int64
+	caching := p.cache != nil
+	if caching {
+		if version, err = p.vers.CatalogVersion(ctx); err != nil {
+			p.log.WarnContext(ctx, "catalog version unknown; question not cached", "err", err)
+			caching = false
+		}
+		s.tr.version = version
+	}
+	wantRows := caching && s.nl.Kind == proxy.NLQuery && up.TxStatus() == 'I'
+	tried := ""
+	if guess, ok := p.ids.get(s.info.ID); ok && wantRows {
+		// The fast path of a cache hit: one cache read, one round trip.
+		s.key, s.id = p.cacheKey(q, version, guess), guess
+		tried = s.key
+		if r, ok, err := s.lookupResult(ctx, up, guess); err != nil {
+			return err
+		} else if ok {
+			s.serveCached(r)
+			outcome = "result_cache"
+			return nil
+		}
+	}
+	id, err := sessionIdentity(ctx, up)
+	if err != nil {
+		return err
+	}
+	p.ids.put(s.info.ID, id)
+	key := p.cacheKey(q, version, id)
+	if caching {
+		s.key, s.id = key, id
+		if wantRows && key != tried {
+			if r, ok, err := s.lookupResult(ctx, up, id); err != nil {
+				return err
+			} else if ok {
+				s.serveCached(r)
+				outcome = "result_cache"
+				return nil
+			}
+		}
+		if e, ok := p.cache.GetSQL(ctx, key); ok {
+			t0 := time.Now()
+			fields, err := s.describeOnSession(ctx, up, e.SQL)
+			s.tr.stage("validate", time.Since(t0))
+			if err == nil {
+				s.plan = &plan{sql: e.SQL, tables: e.Tables, relations: e.Relations, fields: fields}
+				outcome = "sql_cache"
+				s.tr.tier = TierSQL
+				return nil
+			}
+			if !repairable(err) {
+				return err
+			}
+			// Cached SQL that no longer fits the schema: generate anew.
+			p.log.InfoContext(ctx, "cached SQL no longer valid; generating again", "question", q, "err", err)
+		}
+	}
+
+	pl, shared, err := p.flight.do(ctx, key, func() (*plan, error) {
+		sc, err := openScope(ctx, up, p.cfg.StatementTimeout)
+		if err != nil {
+			return nil, err
+		}
+		pl, err := p.generate(ctx, sc, q, &s.tr)
+		if cerr := sc.close(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
+		return pl, err
+	})
+	if err != nil {
+		return err
+	}
+	if shared {
+		// Another session generated it; the row description comes from
+		// this session, under its own privileges.
+		s.tr.tables, s.tr.sql, s.tr.tier = pl.tables, pl.sql, TierShared
+		t0 := time.Now()
+		fields, err := s.describeOnSession(ctx, up, pl.sql)
+		s.tr.stage("validate", time.Since(t0))
+		if err != nil {
+			return err
+		}
+		pl = &plan{sql: pl.sql, tables: pl.tables, relations: pl.relations, fields: fields}
+		outcome = "shared"
+	} else {
+		outcome = "generated"
+		if caching {
+			p.cache.PutSQL(ctx, key, &resultcache.SQLEntry{SQL: pl.sql, Tables: pl.tables, Relations: pl.relations})
+		}
+	}
+	s.plan = pl
+	return nil
+}
+
+// describeOnSession validates sql in a scope of its own.
+func (s *statement) describeOnSession(ctx context.Context, up proxy.Upstream, sql string) ([]pgproto3.FieldDescription, error) {
+	sc, err := openScope(ctx, up, s.p.cfg.StatementTimeout)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := validate(ctx, sc, sql)
+	if cerr := sc.close(ctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	return fields, err
+}
+
+func (s *statement) serveCached(r *resultcache.Result) {
+	s.plan = &plan{sql: r.SQL, tables: r.Tables, relations: r.Relations, fields: r.Fields}
+	s.cached = r
+	s.tr.tier = TierResult
+}
+
+// lookupResult returns the rows cached under s.key when the session is
+// still who the key was computed for (want) and its role may read them.
+func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want identity) (*resultcache.Result, bool, error) {
+	r, ok := s.p.cache.GetResult(ctx, s.key)
+	if !ok {
+		return nil, false, nil
+	}
+	id, allowed, err := identityAndPrivileges(ctx, up, r.Relations)
+	if err != nil {
+		return nil, false, err
+	}
+	s.p.ids.put(s.info.ID, id)
+	if id != want {
+		return nil, false, nil
+	}
+	if !allowed {
+		s.p.log.DebugContext(ctx, "cached result not served: privileges changed or row security", "relations", r.Relations)
+		return nil, false, nil
+	}
+	return r, true, nil
+}
+
+// Execute implements proxy.Statement.
+func (s *statement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
+	ctx = s.tr.begin(ctx)
+	if err := s.prepare(ctx, up); err != nil {
+		return "", err
+	}
+	rw := &countingWriter{RowWriter: w}
+	tag, err := s.execute(ctx, up, rw)
+	s.finish(ctx, err, rw.n, rw.truncated)
+	return tag, err
+}
+
+// finish reports the current execution to OnQuestion once and starts a new
+// trace for the next execution of the same prepared statement.
+func (s *statement) finish(ctx context.Context, err error, rows int64, truncated bool) {
+	tr := s.tr
+	s.tr = trace{}
+	if tr.done || s.p.onQuestion == nil {
+		return
+	}
+	rec := QuestionRecord{
+		RequestID: tr.reqID, Start: tr.start, Total: time.Since(tr.start), Session: s.info,
+		Kind: s.Kind(), Question: s.nl.Question, Role: s.id.role, Database: s.id.database,
+		Tables: tr.tables, Threshold: tr.threshold, CatalogVersion: tr.version, SQL: tr.sql,
+		Err: err, SQLState: proxy.SQLState(err), Rows: rows, Truncated: truncated,
+		CacheTier: tr.tier, Model: s.p.cfg.Model, Usage: tr.usage, Repairs: tr.repairs, Stages: tr.stages,
+	}
+	if s.plan != nil {
+		rec.Tables, rec.SQL = s.plan.tables, s.plan.sql
+	}
+	if rec.Database == "" {
+		rec.Database = s.info.Database
+	}
+	if tr.start.IsZero() {
+		rec.Start, rec.Total = time.Now(), 0
+	}
+	s.p.onQuestion(ctx, rec)
+}
+
+// countingWriter counts the rows and the truncation notice the client gets.
+type countingWriter struct {
+	proxy.RowWriter
+	n         int64
+	truncated bool
+}
+
+func (c *countingWriter) Row(values [][]byte) error {
+	c.n++
+	return c.RowWriter.Row(values)
+}
+
+func (c *countingWriter) Notice(n *pgproto3.NoticeResponse) error {
+	if strings.HasPrefix(n.Message, truncatedPrefix) {
+		c.truncated = true
+	}
+	return c.RowWriter.Notice(n)
+}
+
+func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
+	p := s.p
+	pl := s.plan
+	if s.nl.Kind == proxy.NLSQLOnly {
+		if err := w.Notice(notice("atrium: tables: " + strings.Join(pl.tables, ", "))); err != nil {
+			return "", err
+		}
+		if err := w.Row([][]byte{[]byte(pl.sql)}); err != nil {
+			return "", err
+		}
+		return "SELECT 1", nil
+	}
+
+	r := s.cached
+	s.cached = nil
+	idle := up.TxStatus() == 'I'
+	if r == nil && s.key != "" && idle && s.id != (identity{}) {
+		// A re-executed prepared statement: the cache may answer again.
+		var err error
+		if r, _, err = s.lookupResult(ctx, up, s.id); err != nil {
+			return "", err
+		}
+		if r != nil {
+			s.tr.tier = TierResult
+		}
+	}
+	if r != nil {
+		if err := w.Notice(notice(describePlan(pl, true))); err != nil {
+			return "", err
+		}
+		for _, row := range r.Rows {
+			if err := w.Row(row); err != nil {
+				return "", err
+			}
+		}
+		if r.Truncated {
+			if err := w.Notice(truncatedNotice(p.cfg.RowLimit)); err != nil {
+				return "", err
+			}
+		}
+		return r.CommandTag, nil
+	}
+
+	if err := w.Notice(notice(describePlan(pl, false))); err != nil {
+		return "", err
+	}
+	t0 := time.Now()
+	sc, err := openScope(ctx, up, p.cfg.StatementTimeout)
+	if err != nil {
+		return "", err
+	}
+	// One row more than the limit tells a cut result from one that has
+	// exactly the limit (the server suspends a portal at maxRows either way).
+	cw := &captureWriter{RowWriter: w, capture: s.key != "" && idle, budget: p.cfg.MaxCachedBytes, limit: p.cfg.RowLimit}
+	tag, _, err := sc.stream(ctx, pl.sql, p.cfg.RowLimit+1, cw)
+	truncated := cw.cut
+	if err == nil && cw.capture {
+		cw.capture = rowSecurityFree(ctx, sc, pl.relations)
+	}
+	if cerr := sc.close(ctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	p.observeStage(&s.tr, "execute", time.Since(t0))
+	if err != nil {
+		return "", err
+	}
+	if truncated {
+		if err := w.Notice(truncatedNotice(p.cfg.RowLimit)); err != nil {
+			return "", err
+		}
+	}
+	if tag == "" || truncated {
+		tag = fmt.Sprintf("SELECT %d", cw.n)
+	}
+	if cw.capture {
+		p.cache.PutResult(ctx, s.key, &resultcache.Result{
+			SQL: pl.sql, Tables: pl.tables, Relations: pl.relations, Fields: pl.fields,
+			Rows: cw.rows, Truncated: truncated, CommandTag: tag,
+		})
+	}
+	return tag, nil
+}
+
+func describePlan(pl *plan, cached bool) string {
+	var b strings.Builder
+	b.WriteString("atrium: tables: ")
+	b.WriteString(strings.Join(pl.tables, ", "))
+	if cached {
+		b.WriteString(" (cached result)")
+	}
+	b.WriteString("\nSQL: ")
+	b.WriteString(pl.sql)
+	return b.String()
+}
+
+func notice(msg string) *pgproto3.NoticeResponse {
+	return &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: msg}
+}
+
+// truncatedPrefix starts the notice that says rows were cut.
+const truncatedPrefix = "atrium: result cut at "
+
+func truncatedNotice(limit int) *pgproto3.NoticeResponse {
+	n := notice(fmt.Sprintf(truncatedPrefix+"%d rows", limit))
+	n.Hint = "Ask for fewer rows, or raise --nl-row-limit."
+	return n
+}
+
+// captureWriter passes rows on and keeps a copy for the cache until the
+// copy would exceed budget bytes.
+type captureWriter struct {
+	proxy.RowWriter
+	limit   int // rows past it are dropped and cut set
+	cut     bool
+	capture bool
+	budget  int
+	used    int
+	n       int
+	rows    [][][]byte
+}
+
+func (c *captureWriter) Row(values [][]byte) error {
+	if c.n >= c.limit {
+		c.cut = true
+		return nil
+	}
+	c.n++
+	if c.capture {
+		size := 0
+		for _, v := range values {
+			size += len(v) + 4
+		}
+		c.used += size
+		if c.used > c.budget {
+			c.capture, c.rows = false, nil
+		} else {
+			buf := make([]byte, 0, size)
+			row := make([][]byte, len(values))
+			for i, v := range values {
+				if v != nil {
+					start := len(buf)
+					buf = append(buf, v...)
+					row[i] = buf[start:len(buf):len(buf)]
+				}
+			}
+			c.rows = append(c.rows, row)
+		}
+	}
+	return c.RowWriter.Row(values)
+}
