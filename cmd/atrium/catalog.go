@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/atriumdb/atrium/catalog"
+)
+
+// runCatalog dispatches `atrium catalog sync|watch`.
+func runCatalog(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(env.stderr, "Usage:\n  atrium catalog sync  [flags]   build or refresh the table catalog once\n  atrium catalog watch [flags]   keep the catalog current as the schema changes\n\nRun 'atrium catalog sync --help' for the flags.\n")
+		if len(args) == 0 {
+			return usageError{"catalog needs a subcommand: sync or watch"}
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "sync":
+		return runCatalogSync(ctx, env, args[1:], false)
+	case "watch":
+		return runCatalogSync(ctx, env, args[1:], true)
+	default:
+		return usageError{fmt.Sprintf("unknown catalog subcommand %q (want sync or watch)", args[0])}
+	}
+}
+
+// embedderFlags registers the flags that choose an embedder; serve,
+// retrieve and eval can register the same set.
+func embedderFlags(fs *flag.FlagSet, getenv func(string) string) func() catalog.EmbedderConfig {
+	kind := fs.String("embedder", "builtin", "embedder: builtin, onnx or openai")
+	dim := fs.Int("embed-dimension", 0, "embedding dimension (builtin default 256; openai: requested dimensions)")
+	model := fs.String("onnx-model", "", "ONNX sentence-embedding model file (embedder onnx)")
+	tok := fs.String("onnx-tokenizer", "", "Hugging Face tokenizer.json of the model (default: tokenizer.json next to the model)")
+	device := fs.String("device", "cpu", "where the onnx embedder runs: cpu or cuda")
+	lib := fs.String("onnxruntime-lib", "", "path of libonnxruntime.so (default $ATRIUM_ONNXRUNTIME_LIB, then .deps/onnxruntime/lib)")
+	url := fs.String("embed-url", "", "OpenAI-compatible base URL for the openai embedder, e.g. http://host:8000/v1")
+	emodel := fs.String("embed-model", "", "model name for the openai embedder")
+	return func() catalog.EmbedderConfig {
+		return catalog.EmbedderConfig{
+			Kind: *kind, Dimension: *dim, ModelPath: *model, TokenizerPath: *tok, Device: *device,
+			RuntimeLib: *lib, URL: *url, Model: *emodel, APIKey: getenv("ATRIUM_EMBED_API_KEY"),
+		}
+	}
+}
+
+func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool) error {
+	name := "catalog sync"
+	if watch {
+		name = "catalog watch"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	dsn := fs.String("dsn", "", "PostgreSQL connection URL of the database to catalogue (required)")
+	catalogDSN := fs.String("catalog-dsn", "", "database that holds the atrium catalog schema (default: --dsn)")
+	schemas := fs.String("schemas", "", "comma-separated glob patterns of schemas to catalogue (default: all)")
+	exclude := fs.String("exclude", "", "comma-separated glob patterns of schemas (or schema.table) to leave out")
+	embed := embedderFlags(fs, env.getenv)
+	llmURL := fs.String("llm-url", "", "OpenAI-compatible base URL of the LLM that writes table purposes and column descriptions (default: none)")
+	llmModel := fs.String("llm-model", "", "LLM model name (required with --llm-url)")
+	llmTimeout := fs.Duration("llm-timeout", 60*time.Second, "timeout of one LLM call")
+	llmConc := fs.Int("llm-concurrency", 4, "concurrent LLM calls")
+	wait := fs.Bool("wait", false, "wait for a sync already running instead of exiting")
+	migrate := fs.Bool("migrate", true, "create or upgrade the catalog schema when it is missing or old")
+	force := fs.Bool("force", false, "rebuild every table even when unchanged")
+	sampleRows := fs.Int("sample-rows", 100, "rows sampled per table")
+	interval := fs.Duration("interval", 5*time.Minute, "watch: full sync interval as a fallback to DDL notifications")
+	progress := fs.String("progress", "auto", "progress line on stderr: auto (when a terminal), always or never")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if _, err := parseFlags(ctx, env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *dsn == "" {
+		return usageError{"--dsn is required"}
+	}
+	if *llmURL != "" && *llmModel == "" {
+		return usageError{"--llm-model is required with --llm-url"}
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: logLevel(*level)}))
+
+	emb, err := catalog.NewEmbedder(func() catalog.EmbedderConfig { c := embed(); c.Logger = log; return c }())
+	if errors.Is(err, catalog.ErrUnknownEmbedder) {
+		return usageError{err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	if c, ok := emb.(io.Closer); ok {
+		defer c.Close()
+	}
+	src, err := pgxpool.New(ctx, *dsn)
+	if err != nil {
+		return fmt.Errorf("connect to --dsn: %w", err)
+	}
+	defer src.Close()
+	cat := src
+	if *catalogDSN != "" {
+		if cat, err = pgxpool.New(ctx, *catalogDSN); err != nil {
+			return fmt.Errorf("connect to --catalog-dsn: %w", err)
+		}
+		defer cat.Close()
+	}
+	opts := catalog.SyncOptions{
+		Source: src, Embedder: emb, Logger: log, Wait: *wait, AutoMigrate: *migrate, Force: *force,
+		SampleRows: *sampleRows, LLMTimeout: *llmTimeout, LLMConcurrency: *llmConc,
+	}
+	if *schemas != "" {
+		opts.Schemas = strings.Split(*schemas, ",")
+	}
+	if *exclude != "" {
+		opts.Exclude = strings.Split(*exclude, ",")
+	}
+	if *llmURL != "" {
+		d, err := catalog.NewLLMDescriber(catalog.LLMConfig{URL: *llmURL, Model: *llmModel,
+			APIKey: env.getenv("ATRIUM_LLM_API_KEY"), Timeout: *llmTimeout, Concurrency: *llmConc})
+		if err != nil {
+			return err
+		}
+		opts.LLM = d
+	}
+	switch *progress {
+	case "always":
+		opts.Progress = catalog.TerminalProgress(env.stderr)
+	case "auto":
+		if isTerminal(env.stderr) {
+			opts.Progress = catalog.TerminalProgress(env.stderr)
+		}
+	case "never":
+	default:
+		return usageError{"--progress must be auto, always or never"}
+	}
+	if watch {
+		err := catalog.Watch(ctx, cat, catalog.WatchOptions{Sync: opts, Interval: *interval})
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	st, err := catalog.Sync(ctx, cat, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "catalog version %d: %d relations, %d rebuilt, %d unchanged, %d skipped, %d removed; %d foreign-key and %d inferred join edges recomputed; %s\n",
+		st.Version, st.Tables, st.Rebuilt, st.Unchanged, st.Skipped, st.Removed, st.ForeignKeys, st.Inferred, st.Duration.Round(time.Millisecond))
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

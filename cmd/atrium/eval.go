@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/atriumdb/atrium/retriever"
+)
+
+// runEval measures table retrieval on a Spider-format benchmark: it loads
+// the benchmark into a dedicated database, syncs its catalog, runs every
+// question and prints precision, recall, complete recall, F1, tables
+// returned and latency per method.
+func runEval(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	bench := fs.String("bench", "", "benchmark directory: tables.json, dev.json or questions.json, optional databases/<db_id>.sql (required)")
+	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	limit := fs.Int("limit", 0, "evaluate only the first N questions (0: all)")
+	evidence := fs.Bool("with-evidence", false, "append each question's evidence to it")
+	dsn := fs.String("dsn", retriever.DefaultServerDSN, "PostgreSQL server; a dedicated database atrium_eval_<benchmark> is created there")
+	questions := fs.String("questions", "", "questions file in the benchmark directory (default dev.json, else questions.json)")
+	keep := fs.Bool("keep-db", false, "keep the dedicated database afterwards")
+	window := fs.Int("atr-window", 20, "ATR window size W")
+	retain := fs.Int("atr-retain", 15, "ATR retention size R")
+	noExpand := fs.Bool("no-expansion", false, "report the default pipeline without join-path expansion")
+	verbose := fs.Bool("verbose", false, "log progress")
+	atr := addATRFlags(fs)
+	if _, err := parseFlags(ctx, env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *bench == "" {
+		return usageError{"--bench is required"}
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	scorer, closeScorer, err := atr.build(*window, log)
+	if err != nil {
+		return err
+	}
+	defer closeScorer()
+	rep, err := retriever.RunEval(ctx, retriever.EvalJob{
+		BenchDir: *bench, QuestionsFile: *questions, ServerDSN: *dsn, Limit: *limit,
+		WithEvidence: *evidence, KeepDB: *keep, Progress: env.stderr, Logger: log, Scorer: scorer,
+		Config: retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand}},
+	})
+	if err != nil {
+		return err
+	}
+	rep.WriteTable(env.stdout)
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	return nil
+}

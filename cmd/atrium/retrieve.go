@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/retriever"
+)
+
+// runRetrieve prints the tables Atrium would choose for a question, as the
+// RETRIEVE statement does.
+func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("retrieve", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	dsn := fs.String("dsn", "", "PostgreSQL connection URL of the catalog database (required)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	window := fs.Int("atr-window", 20, "ATR window size W")
+	retain := fs.Int("atr-retain", 15, "ATR retention size R")
+	candidates := fs.Int("candidates", 50, "hybrid candidates C reranked by ATR")
+	noExpand := fs.Bool("no-expansion", false, "skip join-path expansion")
+	embDim := fs.Int("embedder-dimension", 0, "builtin embedder dimension (default: the catalog's)")
+	multihop := fs.Bool("multihop", false, "MURRE multi-hop retrieval with removal (needs --llm-url)")
+	llmURL := fs.String("llm-url", "", "OpenAI-compatible base URL for --multihop, e.g. http://host:8000/v1")
+	llmModel := fs.String("llm-model", "", "model name for --multihop")
+	atr := addATRFlags(fs)
+	if _, err := parseFlags(ctx, env, fs, args); err != nil {
+		return err
+	}
+	question := strings.Join(fs.Args(), " ")
+	if *dsn == "" {
+		return usageError{"--dsn is required"}
+	}
+	if strings.TrimSpace(question) == "" {
+		return usageError{"a question is required: atrium retrieve --dsn URL \"question\""}
+	}
+	if *multihop && *llmURL == "" {
+		return usageError{"--multihop needs --llm-url"}
+	}
+	var rw retriever.Rewriter
+	if *llmURL != "" {
+		rw = &retriever.OpenAIRewriter{URL: *llmURL, Model: *llmModel, APIKey: env.getenv("ATRIUM_LLM_API_KEY")}
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	scorer, closeScorer, err := atr.build(*window, log)
+	if err != nil {
+		return err
+	}
+	defer closeScorer()
+	pool, err := retriever.OpenPool(ctx, *dsn, 2**candidates, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	r, err := retriever.New(pool, retriever.Config{
+		Candidates: *candidates, Window: *window, Retain: *retain,
+		Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
+		Multihop:  retriever.MultihopConfig{Enabled: *multihop},
+	}, retriever.Options{Logger: log, Embedder: catalog.NewBuiltinEmbedder(*embDim), Rewriter: rw, Scorer: scorer})
+	if err != nil {
+		return err
+	}
+	res, err := r.Retrieve(ctx, question)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(retriever.ResultJSON(res))
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tschema\ttable\tscore\tchosen\treason\tjoin_path")
+	for _, row := range retriever.ResultRows(res) {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = string(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "threshold %.4f; %d windows; hybrid %s, atr %s, expansion %s, total %s\n",
+		res.Threshold, res.Timings.Windows, res.Timings.Hybrid, res.Timings.ATR, res.Timings.Expand, res.Timings.Total)
+	return nil
+}
+
+// atrFlags are the ATR scorer flags shared by retrieve, eval and serve.
+type atrFlags struct {
+	scorer, model, tokenizer, device *string
+	fallback                         *bool
+	runtimeLib                       func() string
+}
+
+// addATRFlags registers --atr-scorer, --atr-model, --atr-tokenizer,
+// --atr-device, --atr-device-fallback and --onnxruntime-lib on fs.
+func addATRFlags(fs *flag.FlagSet) *atrFlags {
+	f := &atrFlags{
+		scorer:    fs.String("atr-scorer", retriever.ScorerLite, "ATR scorer: lite (built in) or onnx (a cross-encoder, see docs/atr-model.md)"),
+		model:     fs.String("atr-model", "", "ONNX model of the onnx ATR scorer"),
+		tokenizer: fs.String("atr-tokenizer", "", "tokenizer.json of the onnx ATR scorer (default: beside the model)"),
+		device:    fs.String("atr-device", "cpu", "where the onnx ATR scorer runs: cpu, cuda or cuda:N"),
+		fallback:  fs.Bool("atr-device-fallback", false, "run the onnx ATR scorer on the CPU, with a warning, when CUDA is unavailable"),
+	}
+	// The onnx embedder's flags may have defined it already: one library
+	// serves both, so share the flag rather than define it twice.
+	if lib := fs.Lookup("onnxruntime-lib"); lib != nil {
+		f.runtimeLib = lib.Value.String
+	} else {
+		v := fs.String("onnxruntime-lib", "", "onnxruntime shared library (default $ATRIUM_ONNXRUNTIME_LIB, then .deps/onnxruntime/lib/libonnxruntime.so)")
+		f.runtimeLib = func() string { return *v }
+	}
+	return f
+}
+
+// build returns the scorer the flags select, checked against ATR window
+// size window, and the function that frees it.
+func (f *atrFlags) build(window int, log *slog.Logger) (retriever.Scorer, func() error, error) {
+	kind := strings.ToLower(*f.scorer)
+	if kind != retriever.ScorerLite && kind != retriever.ScorerONNX {
+		return nil, nil, usageError{fmt.Sprintf("--atr-scorer %q: want lite or onnx", *f.scorer)}
+	}
+	if kind == retriever.ScorerONNX && *f.model == "" {
+		return nil, nil, usageError{"--atr-scorer onnx needs --atr-model"}
+	}
+	if kind == retriever.ScorerLite && (*f.model != "" || *f.tokenizer != "") {
+		return nil, nil, usageError{"--atr-model and --atr-tokenizer need --atr-scorer onnx"}
+	}
+	if _, _, err := retriever.ParseATRDevice(*f.device); err != nil {
+		return nil, nil, usageError{"--atr-device: " + err.Error()}
+	}
+	s, closeFn, err := retriever.NewScorer(retriever.ScorerConfig{Kind: kind, ONNX: retriever.ONNXConfig{
+		ModelPath: *f.model, TokenizerPath: *f.tokenizer, Device: *f.device, DeviceFallback: *f.fallback,
+		RuntimeLib: f.runtimeLib(), Logger: log,
+	}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := retriever.CheckWindow(s, window); err != nil {
+		_ = closeFn()
+		return nil, nil, usageError{err.Error()}
+	}
+	return s, closeFn, nil
+}

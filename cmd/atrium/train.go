@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/atriumdb/atrium/retriever"
+)
+
+// runTrainATR trains the built-in lite ATR scorer on Spider's training split
+// and writes its weights (retriever/lite_weights.json is the shipped copy,
+// embedded in the binary).
+func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("train-atr", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	bench := fs.String("bench", "../shared/bench/spider", "directory with tables.json and train_spider.json")
+	dsn := fs.String("dsn", retriever.DefaultServerDSN, "PostgreSQL server; a scratch database atrium_train_atr_<pid> is created there")
+	out := fs.String("out", "retriever/lite_weights.json", "file the weights are written to")
+	seed := fs.Uint64("seed", 1, "random seed (the shipped weights use 1)")
+	epochs := fs.Int("epochs", 12, "training epochs")
+	limit := fs.Int("limit", 0, "use only this many training questions (0: all)")
+	keep := fs.Bool("keep-db", false, "keep the scratch database")
+	verbose := fs.Bool("verbose", false, "log progress")
+	if _, err := parseFlags(ctx, env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	m, err := retriever.RunTraining(ctx, retriever.TrainJob{
+		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log,
+		Train: retriever.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
+	})
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write weights: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "wrote %s: %d questions, %d windows, best epoch %d, held-out F1 %.3f\n",
+		*out, m.Training.Questions, m.Training.Windows, m.Training.BestEpoch, m.Training.ValidF1)
+	return nil
+}
