@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/internal/querylog"
 	"github.com/atriumdb/atrium/internal/telemetry"
 	"github.com/atriumdb/atrium/internal/telemetry/proxymetrics"
 	"github.com/atriumdb/atrium/migrations"
@@ -358,8 +359,16 @@ func (c *catalogConn) pinger() telemetry.Pinger {
 	return c.read
 }
 
-// writeDB is where the query log goes; nil without a catalog.
-func (c *catalogConn) writeDB() *pgxpool.Pool { return c.write }
+// writeDB is where the query log goes; nil without a catalog. Like pinger
+// it returns the interface, so that "no pool" is a nil interface and not a
+// non-nil interface holding a nil *pgxpool.Pool (which once started a query
+// log on no database and crashed serve at its first retention purge).
+func (c *catalogConn) writeDB() querylog.DB {
+	if c.write == nil {
+		return nil
+	}
+	return c.write
+}
 
 func (c *catalogConn) describe() string {
 	if c.dsn == "" {

@@ -148,6 +148,11 @@ if [[ " ${targets[*]} " == *" atrium "* ]]; then
 		atrium_args+=(--max-connections 1000)
 	fi
 	# Per-connection info logs would cost the -C runs; PgBouncer's are off too.
+	# No admin listener: the benchmark measures the relay, and a running
+	# demo already holds the default admin port.
+	if grep -qE -- '-admin-listen' <<<"$serve_help"; then
+		atrium_args+=(--admin-listen "")
+	fi
 	if grep -qE -- '-log-level' <<<"$serve_help"; then
 		atrium_args+=(--log-level warn)
 	fi
