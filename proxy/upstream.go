@@ -81,32 +81,79 @@ func (r *receiver) next() (ownMsg, error) {
 	}
 }
 
+// collect runs the receive loop of one request the proxy sent upstream
+// for a Statement. It keeps the first server error, passes notices to
+// notice, fails a COPY FROM STDIN (a Statement has no data to send), and
+// hands every other message to handle until ReadyForQuery. After an error
+// from handle or notice the remaining messages are only drained. It returns
+// the first of: the server's error, the handler's error, the cancellation.
+func (u *upstream) collect(ctx context.Context, notice func(*pgproto3.NoticeResponse) error, handle func(ownMsg) error) error {
+	r := receiver{c: u.c, ctx: ctx}
+	var qerr, herr error
+	for {
+		m, err := r.next()
+		if err != nil {
+			return err
+		}
+		switch m.typ {
+		case 'E':
+			var er pgproto3.ErrorResponse
+			_ = er.Decode(m.body)
+			if qerr == nil {
+				qerr = upstreamErrorFrom(&er)
+			}
+		case 'N':
+			var nr pgproto3.NoticeResponse
+			if nr.Decode(m.body) == nil && herr == nil {
+				herr = notice(&nr)
+			}
+		case 'G':
+			b, _ := (&pgproto3.CopyFail{Message: "COPY FROM STDIN is not supported in statements run by Atrium"}).Encode(nil)
+			_, _ = u.c.uw.Write(b)
+			_ = u.c.uw.Flush()
+		case 'Z':
+			switch {
+			case qerr != nil:
+				return qerr
+			case herr != nil:
+				return herr
+			case r.cancelled:
+				return ctx.Err()
+			}
+			return nil
+		default:
+			if herr == nil {
+				herr = handle(m)
+			}
+		}
+	}
+}
+
+// toClient relays a notice of the proxy's own query to the client, as the
+// server would have; a client that cannot take it fails on its next read.
+func (u *upstream) toClient(n *pgproto3.NoticeResponse) error {
+	_ = u.c.sendClient(n)
+	return nil
+}
+
 // Query implements Upstream.
 func (u *upstream) Query(ctx context.Context, sql string) (*Result, error) {
 	if err := u.begin(&pgproto3.Query{String: sql}); err != nil {
 		return nil, err
 	}
-	r := receiver{c: u.c, ctx: ctx}
 	var cur, last *Result
-	var qerr error
-	for {
-		m, err := r.next()
-		if err != nil {
-			return nil, err
-		}
+	err := u.collect(ctx, u.toClient, func(m ownMsg) error {
 		switch m.typ {
 		case 'T':
 			var rd pgproto3.RowDescription
 			if err := rd.Decode(m.body); err != nil {
-				qerr = fmt.Errorf("decode row description: %w", err)
-				continue
+				return fmt.Errorf("decode row description: %w", err)
 			}
 			cur = &Result{Fields: rd.Fields}
 		case 'D':
 			var dr pgproto3.DataRow
 			if err := dr.Decode(m.body); err != nil || cur == nil {
-				qerr = fmt.Errorf("unexpected data row")
-				continue
+				return fmt.Errorf("unexpected data row")
 			}
 			cur.Rows = append(cur.Rows, dr.Values) // m.body is ours alone
 		case 'C':
@@ -120,35 +167,16 @@ func (u *upstream) Query(ctx context.Context, sql string) (*Result, error) {
 				last = cur
 			}
 			cur = nil
-		case 'E':
-			var er pgproto3.ErrorResponse
-			_ = er.Decode(m.body)
-			if qerr == nil {
-				qerr = upstreamErrorFrom(&er)
-			}
-		case 'N':
-			var nr pgproto3.NoticeResponse
-			if nr.Decode(m.body) == nil {
-				_ = u.c.sendClient(&nr)
-			}
-		case 'G':
-			// COPY FROM STDIN has no data here: fail it.
-			b, _ := (&pgproto3.CopyFail{Message: "COPY FROM STDIN is not supported in statements run by Atrium"}).Encode(nil)
-			_, _ = u.c.uw.Write(b)
-			_ = u.c.uw.Flush()
-		case 'Z':
-			if qerr != nil {
-				return nil, qerr
-			}
-			if r.cancelled {
-				return nil, ctx.Err()
-			}
-			if last == nil {
-				last = &Result{}
-			}
-			return last, nil
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if last == nil {
+		last = &Result{}
+	}
+	return last, nil
 }
 
 // Stream implements Upstream.
@@ -167,32 +195,24 @@ func (u *upstream) Stream(ctx context.Context, sql string, limit int, w RowWrite
 	if err != nil {
 		return "", false, err
 	}
-	r := receiver{c: u.c, ctx: ctx}
 	var tag string
 	var truncated bool
-	var qerr, werr error
 	rows := 0
-	for {
-		m, err := r.next()
-		if err != nil {
-			return "", false, err
-		}
+	err = u.collect(ctx, w.Notice, func(m ownMsg) error {
 		switch m.typ {
 		case 'T':
 			var rd pgproto3.RowDescription
 			if err := rd.Decode(m.body); err != nil {
-				qerr = fmt.Errorf("decode row description: %w", err)
-			} else if werr == nil {
-				werr = w.Fields(rd.Fields)
+				return fmt.Errorf("decode row description: %w", err)
 			}
+			return w.Fields(rd.Fields)
 		case 'D':
 			rows++
 			var dr pgproto3.DataRow
 			if err := dr.Decode(m.body); err != nil {
-				qerr = fmt.Errorf("decode data row: %w", err)
-			} else if werr == nil {
-				werr = w.Row(dr.Values)
+				return fmt.Errorf("decode data row: %w", err)
 			}
+			return w.Row(dr.Values)
 		case 'C':
 			var cc pgproto3.CommandComplete
 			_ = cc.Decode(m.body)
@@ -200,33 +220,13 @@ func (u *upstream) Stream(ctx context.Context, sql string, limit int, w RowWrite
 		case 's':
 			truncated = true
 			tag = fmt.Sprintf("SELECT %d", rows)
-		case 'E':
-			var er pgproto3.ErrorResponse
-			_ = er.Decode(m.body)
-			if qerr == nil {
-				qerr = upstreamErrorFrom(&er)
-			}
-		case 'N':
-			var nr pgproto3.NoticeResponse
-			if nr.Decode(m.body) == nil && werr == nil {
-				werr = w.Notice(&nr)
-			}
-		case 'G':
-			b, _ := (&pgproto3.CopyFail{Message: "COPY FROM STDIN is not supported in statements run by Atrium"}).Encode(nil)
-			_, _ = u.c.uw.Write(b)
-			_ = u.c.uw.Flush()
-		case 'Z':
-			switch {
-			case qerr != nil:
-				return "", false, qerr
-			case werr != nil:
-				return "", false, werr
-			case r.cancelled:
-				return "", false, ctx.Err()
-			}
-			return tag, truncated, nil
 		}
+		return nil
+	})
+	if err != nil {
+		return "", false, err
 	}
+	return tag, truncated, nil
 }
 
 // Describe implements Upstream.
@@ -234,43 +234,22 @@ func (u *upstream) Describe(ctx context.Context, sql string) ([]pgproto3.FieldDe
 	if err := u.begin(&pgproto3.Parse{Query: sql}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Sync{}); err != nil {
 		return nil, err
 	}
-	r := receiver{c: u.c, ctx: ctx}
 	var fields []pgproto3.FieldDescription
-	var qerr error
-	for {
-		m, err := r.next()
-		if err != nil {
-			return nil, err
-		}
-		switch m.typ {
-		case 'T':
-			var rd pgproto3.RowDescription
-			if err := rd.Decode(m.body); err != nil {
-				qerr = fmt.Errorf("decode row description: %w", err)
-				continue
-			}
-			fields = rd.Fields // m.body is ours alone
-		case 'E':
-			var er pgproto3.ErrorResponse
-			_ = er.Decode(m.body)
-			if qerr == nil {
-				qerr = upstreamErrorFrom(&er)
-			}
-		case 'N':
-			var nr pgproto3.NoticeResponse
-			if nr.Decode(m.body) == nil {
-				_ = u.c.sendClient(&nr)
-			}
-		case 'Z':
-			switch {
-			case qerr != nil:
-				return nil, qerr
-			case r.cancelled:
-				return nil, ctx.Err()
-			}
-			return fields, nil
-		}
+	err := u.collect(ctx, u.toClient, func(m ownMsg) error {
 		// ParseComplete ('1'), ParameterDescription ('t') and NoData ('n')
 		// carry nothing the caller needs.
+		if m.typ != 'T' {
+			return nil
+		}
+		var rd pgproto3.RowDescription
+		if err := rd.Decode(m.body); err != nil {
+			return fmt.Errorf("decode row description: %w", err)
+		}
+		fields = rd.Fields // m.body is ours alone
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return fields, nil
 }
