@@ -5,10 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"net"
-	"os/exec"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/test/testdb"
@@ -182,38 +177,9 @@ func TestOpenRedisURLs(t *testing.T) {
 	require.NotContains(t, err.Error(), "secret")
 }
 
-// startRedis runs a throwaway redis-server on a free port; the returned stop
-// kills it (idempotent).
-func startRedis(t *testing.T) (addr string, stop func()) {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not installed: %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	require.NoError(t, cmd.Start())
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	require.Eventually(t, func() bool { return c.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
-	return addr, stop
-}
-
 func TestRedisDownServesUncached(t *testing.T) {
 	ctx := context.Background()
-	addr, stop := startRedis(t)
+	addr, stop := testdb.StartRedis(t)
 	client, err := OpenRedis("redis://" + addr + "/0?dial_timeout=200ms&max_retries=0")
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()

@@ -4,17 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"os/exec"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/catalog"
@@ -188,31 +183,4 @@ func (e *nlEnv) newRole(t *testing.T, grants string) string {
 		_, _ = c.Exec(context.Background(), fmt.Sprintf("DROP OWNED BY %s; DROP ROLE %[1]s", name))
 	})
 	return name
-}
-
-// startRedis runs a throwaway redis-server on a free port; stop kills it
-// (idempotent) and also runs at test end.
-func startRedis(t *testing.T) (addr string, stop func()) {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	require.NoError(t, err, "redis-server not installed")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	require.NoError(t, cmd.Start())
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	require.Eventually(t, func() bool { return c.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
-	return addr, stop
 }

@@ -63,7 +63,7 @@ func TestNLRedisCache(t *testing.T) {
 // TestNLRedisKilled kills the cache's Redis mid-test: questions keep being
 // answered, uncached, and the failure is counted.
 func TestNLRedisKilled(t *testing.T) {
-	addr, stop := startRedis(t)
+	addr, stop := testdb.StartRedis(t)
 	client, err := resultcache.OpenRedis("redis://" + addr + "/0?dial_timeout=500ms&max_retries=0")
 	require.NoError(t, err)
 	e := startNL(t, nlOpts{store: resultcache.NewRedis(client)})
