@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/internal/telemetry"
 )
 
 // runCatalog dispatches `atrium catalog sync|watch`.
@@ -89,7 +89,11 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	if *llmURL != "" && *llmModel == "" {
 		return usageError{"--llm-model is required with --llm-url"}
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: logLevel(*level)}))
+	lvl, err := telemetry.ParseLevel(*level)
+	if err != nil {
+		return usageError{"--log-level: " + err.Error()}
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
 
 	emb, err := catalog.NewEmbedder(func() catalog.EmbedderConfig { c := embed(); c.Logger = log; return c }())
 	if errors.Is(err, catalog.ErrUnknownEmbedder) {
@@ -135,7 +139,7 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	case "always":
 		opts.Progress = catalog.TerminalProgress(env.stderr)
 	case "auto":
-		if isTerminal(env.stderr) {
+		if telemetry.IsTerminal(env.stderr) {
 			opts.Progress = catalog.TerminalProgress(env.stderr)
 		}
 	case "never":
@@ -156,21 +160,4 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	fmt.Fprintf(env.stdout, "catalog version %d: %d relations, %d rebuilt, %d unchanged, %d skipped, %d removed; %d foreign-key and %d inferred join edges recomputed; %s\n",
 		st.Version, st.Tables, st.Rebuilt, st.Unchanged, st.Skipped, st.Removed, st.ForeignKeys, st.Inferred, st.Duration.Round(time.Millisecond))
 	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-func logLevel(s string) slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return slog.LevelInfo
-	}
-	return l
 }

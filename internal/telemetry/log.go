@@ -40,7 +40,7 @@ func NewLoggerLevel(w io.Writer, format string, lv *slog.LevelVar) (*slog.Logger
 	var h slog.Handler
 	switch strings.ToLower(format) {
 	case "", LogFormatAuto:
-		if isTerminal(w) {
+		if IsTerminal(w) {
 			h = slog.NewTextHandler(w, opts)
 		} else {
 			h = slog.NewJSONHandler(w, opts)
@@ -70,9 +70,9 @@ func ParseLevel(s string) (slog.Level, error) {
 	return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
 }
 
-// isTerminal reports whether w is a character device (a terminal), the
+// IsTerminal reports whether w is a character device (a terminal), the
 // portable check that needs no terminal library.
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
