@@ -5,7 +5,8 @@
 #
 #   - Debian packages: PostgreSQL 15 (server, client, server headers),
 #     redis-server, pgbouncer, the PostgreSQL JDBC driver and a JDK, build
-#     tools, and nodejs/npm only when npm is missing. apt-get update runs once,
+#     tools, WordNet (wordnet-base, for the retriever's vocabulary), and
+#     nodejs/npm only when npm is missing. apt-get update runs once,
 #     and only when something is missing.
 #   - pgvector $PGVECTOR_VERSION, built from Debian's source package (trixie)
 #     against PostgreSQL 15, unless that version is installed already.
@@ -48,35 +49,12 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 # --- Debian packages --------------------------------------------------------
-# Each entry: a file or command whose presence means the package is there,
-# and the package(s) that provide it. Checking files rather than dpkg status
-# lets the script reuse equivalents installed some other way.
+# package_probes (lib.sh) pairs each package with a file it ships; a missing
+# file means a missing package. validate.sh proves each pairing with dpkg -S.
 missing=()
-check() {
-	local probe=$1
-	shift
-	case $probe in
-	/*) [ -e "$probe" ] && return 0 ;;
-	*) command -v "$probe" >/dev/null 2>&1 && return 0 ;;
-	esac
-	missing+=("$@")
-}
-check "$PG_BINDIR/postgres" "postgresql" "postgresql-$PG_MAJOR"
-check pg_ctlcluster postgresql-common
-check "/usr/lib/postgresql/$PG_MAJOR/lib/pgxs/src/makefiles/pgxs.mk" "postgresql-server-dev-$PG_MAJOR"
-check psql postgresql-client
-check pg_isready postgresql-client
-check "$PG_BINDIR/pgbench" "postgresql-$PG_MAJOR"
-check redis-server redis-server
-check redis-cli redis-tools
-check pgbouncer pgbouncer
-check /usr/share/java/postgresql.jar libpostgresql-jdbc-java
-check javac default-jdk-headless
-check gcc build-essential
-check make build-essential
-check git git
-check jq jq
-check update-ca-certificates ca-certificates
+while read -r probe pkg; do
+	[ -e "$probe" ] || missing+=("$pkg")
+done < <(package_probes)
 if ! command -v npm >/dev/null 2>&1; then
 	# nodejs may come from elsewhere (NodeSource); only add Debian's when absent.
 	command -v node >/dev/null 2>&1 || missing+=(nodejs)

@@ -29,6 +29,38 @@ PG_CREATED_MARKER=/etc/postgresql/$PG_MAJOR/$PG_CLUSTER/atrium-created-cluster
 
 export PATH=/usr/local/go/bin:$PATH
 
+# package_probes prints, one a line, a file whose presence means a Debian
+# package is installed and the package that ships that very file. install.sh
+# installs the package when its file is missing; validate.sh checks with
+# `dpkg -S` that each present file really belongs to the package named, so a
+# probe can never again be a file that some other package provides (pgxs.mk
+# ships in postgresql-client, not in the server headers' package).
+# Commands are probed by their real path, not through pg_wrapper or
+# update-alternatives links, which no package owns or which belong to another.
+package_probes() {
+	local arch
+	arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+	cat <<EOT
+$PG_BINDIR/postgres postgresql-$PG_MAJOR
+$PG_BINDIR/pgbench postgresql-$PG_MAJOR
+/usr/bin/pg_ctlcluster postgresql-common
+/usr/include/postgresql/$PG_MAJOR/server/postgres.h postgresql-server-dev-$PG_MAJOR
+$PG_BINDIR/psql postgresql-client-$PG_MAJOR
+/usr/bin/psql postgresql-client-common
+/usr/bin/redis-server redis-server
+/usr/bin/redis-cli redis-tools
+/usr/sbin/pgbouncer pgbouncer
+/usr/share/java/postgresql.jar libpostgresql-jdbc-java
+/usr/lib/jvm/java-17-openjdk-$arch/bin/javac openjdk-17-jdk-headless
+/usr/bin/gcc gcc
+/usr/bin/make make
+/usr/bin/git git
+/usr/bin/jq jq
+/usr/sbin/update-ca-certificates ca-certificates
+/usr/share/wordnet/data.noun wordnet-base
+EOT
+}
+
 log() { printf '%s: %s\n' "${LOG_PREFIX:-atrium}" "$*"; }
 warn() { printf '%s: warning: %s\n' "${LOG_PREFIX:-atrium}" "$*" >&2; }
 die() {

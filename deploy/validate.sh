@@ -28,7 +28,25 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 log "shell syntax"
-for f in deploy/build.sh deploy/validate.sh; do bash -n "$f" || die "$f has a syntax error"; done
+for f in deploy/*.sh test/*.sh; do [ -f "$f" ] || continue; bash -n "$f" || die "$f has a syntax error"; done
+
+log "install.sh probes: each present probe file belongs to the package it names (dpkg -S)"
+# shellcheck source=deploy/lib.sh
+source deploy/lib.sh
+LOG_PREFIX=validate
+bad=0
+while read -r probe pkg; do
+	if [ ! -e "$probe" ]; then
+		log "  $probe: not installed here, skipped"
+		continue
+	fi
+	owners=$(dpkg-query -S "$probe" 2>/dev/null | sed 's/: .*//' | tr ',' '\n' | sed 's/^ *//; s/:.*//' || true)
+	if ! grep -qx "$pkg" <<<"$owners"; then
+		printf 'validate: error: %s is shipped by %s, not by %s\n' "$probe" "${owners:-no package}" "$pkg" >&2
+		bad=1
+	fi
+done < <(package_probes)
+[ "$bad" -eq 0 ] || die "deploy/lib.sh package_probes names a file its package does not ship"
 
 log "Dockerfile stage onnxruntime: deploy/build.sh onnxruntime"
 # Keep the npm tarball next to the one deploy/install.sh uses, so repeated
