@@ -346,9 +346,14 @@ func llmClientError(err error) error {
 // search_path, so unknown tables and columns, type errors and permission
 // denials surface as the server's own errors; Describe (Parse and Describe
 // of the unnamed statement) then yields the real row description, which the
-// extended protocol's Describe needs before Execute.
+// extended protocol's Describe needs before Execute. Before either, every
+// function and operator the SQL names is resolved in the session's catalog
+// (checkCalls): EXPLAIN may evaluate functions while planning.
 func validate(ctx context.Context, sc *scope, sql string) ([]pgproto3.FieldDescription, error) {
-	if _, err := sc.query(ctx, "EXPLAIN "+sql); err != nil {
+	if err := checkCalls(ctx, sc, sql); err != nil {
+		return nil, err
+	}
+	if err := sc.explain(ctx, sql); err != nil {
 		return nil, err
 	}
 	fields, err := sc.describe(ctx, sql)

@@ -29,6 +29,13 @@ import (
 //     rows, as any statement in its transaction would.
 //   - Client in a failed transaction ('E'): nothing runs; 25P02.
 //
+// Both forms pin standard_conforming_strings = on with SET LOCAL (see
+// lexerSettings), and generated SQL only ever reaches the server through the
+// extended protocol (explain, describe, stream), never as a simple Query:
+// a Parse message carries exactly one statement, so no reading of the text
+// can smuggle a COMMIT and a second statement past the read-only
+// transaction.
+//
 // A scope is used by one session goroutine only.
 type scope struct {
 	up      proxy.Upstream
@@ -44,9 +51,24 @@ const savepoint = "atrium_nl"
 // still be put back.
 const cleanupTimeout = 10 * time.Second
 
+// lexerSettings make the server read generated SQL exactly as Check read
+// it. pg_query (the parser Check uses) always lexes with
+// standard_conforming_strings on: with it off, the server reads 'x\' as
+// the start of a longer literal, so text Check saw as one harmless literal
+// followed by code can be, for the server, code hidden in a literal or the
+// other way round. Pinning the server to Check's reading is the robust
+// choice: validating "with the session's own setting" would need a second
+// lexer that pg_query does not have, and would still leave two readings of
+// one text in play. SET LOCAL ends with the scope's ROLLBACK (TO
+// SAVEPOINT), so the client's own setting is back before it reads
+// ReadyForQuery. With standard strings on, backslash_quote and
+// escape_string_warning only concern E'' literals, which both lexers read
+// alike.
+const lexerSettings = "SET LOCAL standard_conforming_strings = on"
+
 func openScope(ctx context.Context, up proxy.Upstream, statementTimeout time.Duration) (*scope, error) {
 	s := &scope{up: up, status: up.TxStatus()}
-	s.setup = fmt.Sprintf("SET LOCAL statement_timeout = %d", statementTimeout.Milliseconds())
+	s.setup = fmt.Sprintf(lexerSettings+"; SET LOCAL statement_timeout = %d", statementTimeout.Milliseconds())
 	var sql string
 	switch s.status {
 	case 'I':
@@ -71,8 +93,9 @@ func errInFailedTx() error {
 		Hint: "ROLLBACK the transaction before asking a question."}
 }
 
-// query runs sql inside the scope, first undoing a failed statement's
-// effects. A statement error leaves the scope usable (it resets before the
+// query runs sql inside the scope through the simple protocol, first
+// undoing a failed statement's effects. Only for SQL Atrium writes itself:
+// generated SQL goes through explain, describe and stream. A statement error leaves the scope usable (it resets before the
 // next query).
 func (s *scope) query(ctx context.Context, sql string) (*proxy.Result, error) {
 	if s.aborted {
@@ -89,6 +112,21 @@ func (s *scope) resetSQL() string {
 	}
 	return "ROLLBACK TO SAVEPOINT " + savepoint + "; " + s.setup
 }
+
+// explain runs EXPLAIN (without ANALYZE) of one statement through the
+// extended protocol, discarding the plan: it surfaces the server's
+// planning and permission errors without computing a row.
+func (s *scope) explain(ctx context.Context, sql string) error {
+	_, _, err := s.stream(ctx, "EXPLAIN "+sql, 0, discardRows{})
+	return err
+}
+
+// discardRows is a proxy.RowWriter that drops everything.
+type discardRows struct{}
+
+func (discardRows) Notice(*pgproto3.NoticeResponse) error    { return nil }
+func (discardRows) Fields([]pgproto3.FieldDescription) error { return nil }
+func (discardRows) Row([][]byte) error                       { return nil }
 
 // describe returns sql's row description without running it.
 func (s *scope) describe(ctx context.Context, sql string) ([]pgproto3.FieldDescription, error) {

@@ -1,0 +1,305 @@
+package sqlgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/atriumdb/atrium/proxy"
+)
+
+// Generated SQL may only call functions that cannot act outside the
+// question's read-only transaction. A read-only transaction stops writes to
+// tables, but not what a function does beside them: session advisory locks
+// that outlive the ROLLBACK, signals to other backends, server files and
+// configuration, statistics resets, another connection (dblink) that
+// commits on its own, and SQL text run by a function (query_to_xml,
+// ts_stat), which a check of the names written in the statement cannot see
+// into. So the rule is an allow-list, decided by the catalog of the database
+// the question runs in, on the client's own session:
+//
+//   - IMMUTABLE and STABLE functions are allowed: PostgreSQL lets them
+//     neither modify the database nor (by the contract of the label) have
+//     side effects. A user-defined function is trusted with the volatility
+//     its owner declared, as PostgreSQL's planner trusts it.
+//   - VOLATILE functions are refused, except the short reviewed list in
+//     harmlessVolatile (in pg_catalog only).
+//   - Functions that run SQL text or reach the server's files, large
+//     objects or other connections are refused whatever their label
+//     (alwaysDenied).
+//
+// What counts as a call: every function name in the statement (also in FROM,
+// as aggregates, with their transition and final functions, and as window
+// functions), every operator (through pg_operator.oprcode, so user-defined
+// operators count), and the cast functions of every explicit cast's target
+// type. Overloads are resolved conservatively: every candidate of that name
+// that the server could choose (in the named schema, or in the session's
+// search path including pg_catalog) must be allowed, so no argument-type
+// trick can pick a refused candidate. Implicit casts, domain constraints,
+// row-level security policies and view bodies are the database owner's
+// definitions and are not checked here.
+
+// harmlessVolatile are pg_catalog's VOLATILE functions a question may call:
+// they return a value and change nothing outside the statement (pg_sleep
+// only waits, bounded by the statement_timeout of the scope).
+var harmlessVolatile = map[string]bool{
+	"random": true, "random_normal": true, "clock_timestamp": true, "timeofday": true,
+	"gen_random_uuid": true, "pg_sleep": true, "pg_sleep_for": true, "pg_sleep_until": true,
+}
+
+// alwaysDeniedPrefixes name functions refused whatever their volatility and
+// schema: they run SQL text of their own (the *_to_xml family, ts_stat,
+// ts_rewrite's query form), touch server files or large objects, or open
+// another connection (dblink). Checked in pg_proc on PostgreSQL 15, the
+// database_/schema_/table_to_xml family is STABLE, hence the list.
+var alwaysDeniedPrefixes = []string{
+	"query_to_xml", "cursor_to_xml", "table_to_xml", "schema_to_xml", "database_to_xml",
+	"ts_stat", "ts_rewrite", "pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink",
+}
+
+// callAllowed says whether a generated statement may call the function
+// nsp.name of volatility vol ('i', 's' or 'v'), and if not, why.
+func callAllowed(nsp, name string, vol string) (bool, string) {
+	for _, p := range alwaysDeniedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return false, "it runs SQL text or reaches the server's files or other connections"
+		}
+	}
+	switch vol {
+	case "i", "s":
+		return true, ""
+	}
+	if nsp == "pg_catalog" && harmlessVolatile[name] {
+		return true, ""
+	}
+	return false, "it is VOLATILE, and only IMMUTABLE and STABLE functions are allowed"
+}
+
+// qname is a possibly schema-qualified name as written ("" schema: resolved
+// through the search path).
+type qname struct{ nsp, name string }
+
+// callRefs are the functions, operators and cast target types a statement
+// names.
+type callRefs struct {
+	funcs, ops map[qname]bool
+	casts      map[string]bool // type names, quoted and qualified as written
+}
+
+// collectCalls parses sql and lists what it calls.
+func collectCalls(sql string) (*callRefs, error) {
+	res, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	r := &callRefs{funcs: map[qname]bool{}, ops: map[qname]bool{}, casts: map[string]bool{}}
+	for _, st := range res.Stmts {
+		r.walk(st.ProtoReflect())
+	}
+	return r, nil
+}
+
+func nameOf(parts []*pg_query.Node) (qname, bool) {
+	var ss []string
+	for _, p := range parts {
+		ss = append(ss, p.GetString_().GetSval())
+	}
+	switch len(ss) {
+	case 0:
+		return qname{}, false
+	case 1:
+		return qname{name: ss[0]}, true
+	}
+	return qname{nsp: ss[len(ss)-2], name: ss[len(ss)-1]}, true
+}
+
+func (r *callRefs) op(parts []*pg_query.Node) {
+	if q, ok := nameOf(parts); ok {
+		r.ops[q] = true
+	}
+}
+
+func (r *callRefs) walk(m protoreflect.Message) {
+	if !m.IsValid() {
+		return
+	}
+	switch n := m.Interface().(type) {
+	case *pg_query.FuncCall:
+		if q, ok := nameOf(n.GetFuncname()); ok {
+			r.funcs[q] = true
+		}
+	case *pg_query.A_Expr:
+		switch n.GetKind() {
+		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+			pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+			// Named "BETWEEN"; the server rewrites it to >= and <=.
+			r.ops[qname{name: ">="}] = true
+			r.ops[qname{name: "<="}] = true
+		default:
+			r.op(n.GetName())
+		}
+	case *pg_query.SubLink:
+		r.op(n.GetOperName())
+	case *pg_query.SortBy:
+		r.op(n.GetUseOp())
+	case *pg_query.CaseExpr:
+		if n.GetArg() != nil {
+			r.ops[qname{name: "="}] = true
+		}
+	case *pg_query.JoinExpr:
+		if n.GetIsNatural() || len(n.GetUsingClause()) > 0 {
+			r.ops[qname{name: "="}] = true
+		}
+	case *pg_query.TypeCast:
+		var parts []string
+		for _, p := range n.GetTypeName().GetNames() {
+			parts = append(parts, quoteIdent(p.GetString_().GetSval()))
+		}
+		if len(parts) > 2 {
+			parts = parts[len(parts)-2:] // a catalog name: the server refuses it anyway
+		}
+		if len(parts) > 0 {
+			r.casts[strings.Join(parts, ".")] = true
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				r.walk(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			r.walk(v.Message())
+		}
+		return true
+	})
+}
+
+// callsQuery resolves every function, operator and cast a statement names to
+// the pg_proc entries the server could choose, with aggregates' support
+// functions, in one round trip. It also reports client_encoding (see
+// checkCalls). Its answer is one row: the encoding, and a JSON array of
+// [written, schema, function, volatility].
+const callsQuery = `WITH fn(nsp, name) AS (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))),
+op(nsp, name) AS (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))),
+ty(name) AS (SELECT * FROM pg_catalog.unnest(%s::text[])),
+path(nsp) AS (SELECT pg_catalog.unnest(pg_catalog.current_schemas(true))::text),
+called(written, f) AS (
+  SELECT fn.name || '()', p.oid FROM fn
+    JOIN pg_catalog.pg_proc p ON p.proname = fn.name
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+   WHERE CASE WHEN fn.nsp = '' THEN n.nspname IN (SELECT nsp FROM path) ELSE n.nspname = fn.nsp END
+  UNION ALL
+  SELECT 'operator ' || op.name, o.oprcode::oid FROM op
+    JOIN pg_catalog.pg_operator o ON o.oprname = op.name
+    JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+   WHERE o.oprcode::oid <> 0
+     AND CASE WHEN op.nsp = '' THEN n.nspname IN (SELECT nsp FROM path) ELSE n.nspname = op.nsp END
+  UNION ALL
+  SELECT 'cast to ' || ty.name, c.castfunc FROM ty
+    JOIN pg_catalog.pg_cast c ON c.casttarget = pg_catalog.to_regtype(ty.name)
+   WHERE c.castfunc <> 0
+),
+expanded(written, f) AS (
+  SELECT written, f FROM called
+  UNION
+  SELECT c.written, s.f FROM called c
+    JOIN pg_catalog.pg_aggregate a ON a.aggfnoid = c.f,
+    LATERAL pg_catalog.unnest(ARRAY[a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn,
+      a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::oid[]) s(f)
+   WHERE s.f <> 0
+)
+SELECT pg_catalog.current_setting('client_encoding'),
+  (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(e.written, n.nspname, p.proname, p.provolatile))
+     FROM expanded e
+     JOIN pg_catalog.pg_proc p ON p.oid = e.f
+     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace)`
+
+// clientOnlyEncodings are the client encodings in which a multibyte
+// character may end in an ASCII byte such as \ or ': the server, converting
+// from them, may read the bytes of generated SQL (UTF-8 text from the LLM)
+// other than pg_query did.
+var clientOnlyEncodings = map[string]bool{
+	"SJIS": true, "SHIFT_JIS_2004": true, "BIG5": true, "GBK": true, "UHC": true, "GB18030": true, "JOHAB": true,
+}
+
+// checkCalls refuses generated SQL that calls a function callAllowed
+// refuses, resolved in the catalog of the session's database (one catalog
+// query, run inside the scope's read-only transaction under the session's
+// search path). Every call is resolved afresh: a CREATE FUNCTION or ALTER
+// FUNCTION ... VOLATILE is seen at the next validation. The error is 0A000
+// naming the function, which the LLM may get back in a repair round.
+func checkCalls(ctx context.Context, sc *scope, sql string) error {
+	refs, err := collectCalls(sql)
+	if err != nil {
+		return &proxy.Error{Code: CodeSyntax, Message: "generated SQL does not parse: " + err.Error(), Err: err}
+	}
+	res, err := sc.query(ctx, fmt.Sprintf(callsQuery,
+		textArray(refs.funcs, func(q qname) string { return q.nsp }), textArray(refs.funcs, func(q qname) string { return q.name }),
+		textArray(refs.ops, func(q qname) string { return q.nsp }), textArray(refs.ops, func(q qname) string { return q.name }),
+		textArray(refs.casts, func(s string) string { return s })))
+	if err != nil {
+		if repairable(err) {
+			// The check's own query failed: nothing the LLM could repair.
+			return fmt.Errorf("resolve the functions of generated SQL: %v", err)
+		}
+		return fmt.Errorf("resolve the functions of generated SQL: %w", err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
+		return errorf(CodeInternal, "unexpected answer to the function check")
+	}
+	if enc := string(res.Rows[0][0]); clientOnlyEncodings[strings.ToUpper(enc)] && !isASCII(sql) {
+		return notReadOnly("it holds non-ASCII text, which a %s session may read other than the checker did", enc)
+	}
+	var calls [][4]string
+	if js := res.Rows[0][1]; js != nil {
+		if err := json.Unmarshal(js, &calls); err != nil {
+			return fmt.Errorf("decode the function check: %w", err)
+		}
+	}
+	sort.Slice(calls, func(i, j int) bool { return calls[i][0] < calls[j][0] })
+	for _, c := range calls {
+		written, nsp, name, vol := c[0], c[1], c[2], c[3]
+		if ok, why := callAllowed(nsp, name, vol); !ok {
+			if written == name+"()" {
+				return notReadOnly("it calls %s, which is not allowed: %s", written, why)
+			}
+			return notReadOnly("it calls %s, which runs %s.%s(), which is not allowed: %s", written, quoteIdent(nsp), quoteIdent(name), why)
+		}
+	}
+	return nil
+}
+
+// textArray writes the keys of set, mapped by f, as a text[] literal in a
+// stable order; the literal reads the same whatever
+// standard_conforming_strings is.
+func textArray[K comparable](set map[K]bool, f func(K) string) string {
+	keys := make([]K, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	if len(keys) == 0 {
+		return "'{}'"
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = literal(f(k))
+	}
+	return "ARRAY[" + strings.Join(parts, ", ") + "]"
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
