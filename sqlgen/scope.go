@@ -62,7 +62,7 @@ const cleanupTimeout = 10 * time.Second
 // one text in play. SET LOCAL ends with the scope's ROLLBACK (TO
 // SAVEPOINT), so the client's own setting is back before it reads
 // ReadyForQuery. With standard strings on, backslash_quote and
-// escape_string_warning only concern E” literals, which both lexers read
+// escape_string_warning only concern E-prefixed literals, which both lexers read
 // alike.
 const lexerSettings = "SET LOCAL standard_conforming_strings = on"
 
