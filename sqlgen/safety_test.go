@@ -54,7 +54,7 @@ func advisoryLocks(t *testing.T, e *env) int {
 
 // exploitSQL is one SELECT of two literals to pg_query (standard strings),
 // but to a server with standard_conforming_strings = off it is
-// SELECT 'x'', '; COMMIT; DELETE ...; followed by a comment.
+// SELECT 'x”, '; COMMIT; DELETE ...; followed by a comment.
 const exploitSQL = `SELECT 'x\', '; COMMIT; DELETE FROM public.victim WHERE id = 6; --' AS a`
 
 // TestStandardConformingStringsOff: generated SQL is read by the server as
