@@ -53,8 +53,9 @@ func advisoryLocks(t *testing.T, e *env) int {
 }
 
 // exploitSQL is one SELECT of two literals to pg_query (standard strings),
-// but to a server with standard_conforming_strings = off it is
-// SELECT 'x”, '; COMMIT; DELETE ...; followed by a comment.
+// but a server with standard_conforming_strings = off reads a backslash-
+// escaped quote, one literal up to the first semicolon, then COMMIT, then
+// DELETE, then a comment.
 const exploitSQL = `SELECT 'x\', '; COMMIT; DELETE FROM public.victim WHERE id = 6; --' AS a`
 
 // TestStandardConformingStringsOff: generated SQL is read by the server as
