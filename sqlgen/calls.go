@@ -236,6 +236,11 @@ var clientOnlyEncodings = map[string]bool{
 // FUNCTION ... VOLATILE is seen at the next validation. The error is 0A000
 // naming the function, which the LLM may get back in a repair round.
 func checkCalls(ctx context.Context, sc *scope, sql string) error {
+	// SQL from the cache or from another session's generation did not pass
+	// through this session's Check; the static rules cost microseconds.
+	if _, err := Check(sql); err != nil {
+		return err
+	}
 	refs, err := collectCalls(sql)
 	if err != nil {
 		return &proxy.Error{Code: CodeSyntax, Message: "generated SQL does not parse: " + err.Error(), Err: err}

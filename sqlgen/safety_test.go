@@ -94,6 +94,27 @@ func TestStandardConformingStringsOff(t *testing.T) {
 	require.Equal(t, "1,2,3,4,5,6", victimIDs(t, e), "the client's INSERT was rolled back, nothing deleted")
 }
 
+// TestClientEncodingLexing: in a client encoding where a multibyte
+// character may end in a backslash byte (SJIS), the server would read the
+// LLM's UTF-8 text other than pg_query: here pg_query sees one literal and
+// the server a call of pg_advisory_lock. Non-ASCII generated SQL is refused
+// in such sessions.
+func TestClientEncodingLexing(t *testing.T) {
+	// U+00C1 is C3 81 in UTF-8; to SJIS, 81 5C is one character, so the
+	// backslash that escapes the quote for pg_query is gone for the server.
+	e := newEnv(t, Config{MaxRepairs: -1}, llmfake.Rule{SQL: "SELECT E'\u00c1" + `\', pg_advisory_lock(77) AS b --', 1 AS c`})
+	role := newRole(t, e, "atrium_enc", "GRANT USAGE ON SCHEMA shop TO %[1]s")
+	up := connectUpstream(t, e.dsn+"&user="+role)
+	ctx := context.Background()
+	_, err := up.Query(ctx, "SET client_encoding = 'SJIS'")
+	require.NoError(t, err)
+	_, _, err = ask(t, e.p, up, "/* nl: customers */")
+	requireCode(t, err, CodeNotReadOnly)
+	require.Contains(t, err.Error(), "non-ASCII")
+	requireUsable(t, up, 'I')
+	require.Zero(t, advisoryLocks(t, e), "no advisory lock taken")
+}
+
 // TestGeneratedSQLIsOneStatement: the scope sends generated SQL through the
 // extended protocol only, so text with two statements is refused by the
 // server itself, even past the static check.
@@ -107,8 +128,17 @@ func TestGeneratedSQLIsOneStatement(t *testing.T) {
 	require.NoError(t, err)
 	sc, err := openScope(ctx, up, 0)
 	require.NoError(t, err)
-	_, err = validate(ctx, sc, "SELECT 1; COMMIT; DELETE FROM public.victim WHERE id = 6")
+	// Past the static check (as if it had missed the split): the server
+	// itself refuses, since a Parse carries one statement.
+	const two = "SELECT 1; COMMIT; DELETE FROM public.victim WHERE id = 6"
+	err = sc.explain(ctx, two)
 	requireCode(t, err, "42601") // cannot insert multiple commands into a prepared statement
+	_, err = sc.describe(ctx, two)
+	requireCode(t, err, "42601")
+	_, _, err = sc.stream(ctx, two, 0, discardRows{})
+	requireCode(t, err, "42601")
+	_, err = validate(ctx, sc, two)
+	requireCode(t, err, CodeNotReadOnly)
 	_, err = validate(ctx, sc, "SELECT 1 AS one")
 	require.NoError(t, err, "the scope resets after the refused statement")
 	require.NoError(t, sc.close(ctx))
