@@ -34,13 +34,15 @@ import (
 //     (alwaysDenied).
 //
 // What counts as a call: every function name in the statement (also in FROM,
-// as aggregates, with their transition and final functions, and as window
-// functions), every operator (through pg_operator.oprcode, so user-defined
+// as aggregates, with their transition and final functions, as window
+// functions, and the b of every a.b, which PostgreSQL may read as b(a)),
+// every operator (through pg_operator.oprcode, so user-defined
 // operators count), and the cast functions of every explicit cast's target
 // type. Overloads are resolved conservatively: every candidate of that name
 // that the server could choose (in the named schema, or in the session's
-// search path including pg_catalog) must be allowed, so no argument-type
-// trick can pick a refused candidate. Implicit casts, domain constraints,
+// search path including pg_catalog; pg_temp is the session's own temporary
+// schema) must be allowed, so no argument-type trick can pick a refused
+// candidate. Implicit casts, domain constraints, argument defaults,
 // row-level security policies and view bodies are the database owner's
 // definitions and are not checked here.
 
@@ -88,7 +90,11 @@ type qname struct{ nsp, name string }
 // names.
 type callRefs struct {
 	funcs, ops map[qname]bool
-	casts      map[string]bool // type names, quoted and qualified as written
+	// attrs are the last names of a.b references: PostgreSQL reads a.b as
+	// b(a) when a's row type has no column b (functional notation), so each
+	// may call a one-argument function b.
+	attrs map[qname]bool
+	casts map[string]bool // type names, quoted and qualified as written
 }
 
 // collectCalls parses sql and lists what it calls.
@@ -97,7 +103,7 @@ func collectCalls(sql string) (*callRefs, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &callRefs{funcs: map[qname]bool{}, ops: map[qname]bool{}, casts: map[string]bool{}}
+	r := &callRefs{funcs: map[qname]bool{}, ops: map[qname]bool{}, attrs: map[qname]bool{}, casts: map[string]bool{}}
 	for _, st := range res.Stmts {
 		r.walk(st.ProtoReflect())
 	}
@@ -143,6 +149,18 @@ func (r *callRefs) walk(m protoreflect.Message) {
 		default:
 			r.op(n.GetName())
 		}
+	case *pg_query.ColumnRef:
+		if f := n.GetFields(); len(f) >= 2 {
+			if name := f[len(f)-1].GetString_().GetSval(); name != "" {
+				r.attrs[qname{name: name}] = true
+			}
+		}
+	case *pg_query.A_Indirection:
+		for _, ind := range n.GetIndirection() {
+			if name := ind.GetString_().GetSval(); name != "" {
+				r.attrs[qname{name: name}] = true
+			}
+		}
 	case *pg_query.SubLink:
 		r.op(n.GetOperName())
 	case *pg_query.SortBy:
@@ -186,7 +204,9 @@ func (r *callRefs) walk(m protoreflect.Message) {
 // functions, in one round trip. It also reports client_encoding (see
 // checkCalls). Its answer is one row: the encoding, and a JSON array of
 // [written, schema, function, volatility].
-const callsQuery = `WITH fn(nsp, name) AS (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))),
+const callsQuery = `WITH fn(nsp, name, attr) AS (
+  SELECT *, false FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))
+  UNION ALL SELECT '', pg_catalog.unnest(%s::text[]), true),
 op(nsp, name) AS (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))),
 ty(name) AS (SELECT * FROM pg_catalog.unnest(%s::text[])),
 path(nsp) AS (SELECT pg_catalog.unnest(pg_catalog.current_schemas(true))::text),
@@ -194,13 +214,18 @@ called(written, f) AS (
   SELECT fn.name || '()', p.oid FROM fn
     JOIN pg_catalog.pg_proc p ON p.proname = fn.name
     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-   WHERE CASE WHEN fn.nsp = '' THEN n.nspname IN (SELECT nsp FROM path) ELSE n.nspname = fn.nsp END
+   WHERE (NOT fn.attr OR p.pronargs = 1)
+     AND CASE WHEN fn.nsp = '' THEN n.nspname IN (SELECT nsp FROM path)
+         WHEN fn.nsp = 'pg_temp' THEN n.oid = pg_catalog.pg_my_temp_schema()
+         ELSE n.nspname = fn.nsp END
   UNION ALL
   SELECT 'operator ' || op.name, o.oprcode::oid FROM op
     JOIN pg_catalog.pg_operator o ON o.oprname = op.name
     JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
    WHERE o.oprcode::oid <> 0
-     AND CASE WHEN op.nsp = '' THEN n.nspname IN (SELECT nsp FROM path) ELSE n.nspname = op.nsp END
+     AND CASE WHEN op.nsp = '' THEN n.nspname IN (SELECT nsp FROM path)
+         WHEN op.nsp = 'pg_temp' THEN n.oid = pg_catalog.pg_my_temp_schema()
+         ELSE n.nspname = op.nsp END
   UNION ALL
   SELECT 'cast to ' || ty.name, c.castfunc FROM ty
     JOIN pg_catalog.pg_cast c ON c.casttarget = pg_catalog.to_regtype(ty.name)
@@ -247,6 +272,7 @@ func checkCalls(ctx context.Context, sc *scope, sql string) error {
 	}
 	res, err := sc.query(ctx, fmt.Sprintf(callsQuery,
 		textArray(refs.funcs, func(q qname) string { return q.nsp }), textArray(refs.funcs, func(q qname) string { return q.name }),
+		textArray(refs.attrs, func(q qname) string { return q.name }),
 		textArray(refs.ops, func(q qname) string { return q.nsp }), textArray(refs.ops, func(q qname) string { return q.name }),
 		textArray(refs.casts, func(s string) string { return s })))
 	if err != nil {

@@ -163,6 +163,7 @@ CREATE AGGREGATE public.locksum(int) (SFUNC = public.lock_sum, STYPE = int);
 CREATE TYPE public.wrapped AS (v int);
 CREATE FUNCTION public.to_wrapped(int) RETURNS public.wrapped VOLATILE LANGUAGE sql AS 'SELECT ROW($1)::public.wrapped FROM (SELECT pg_advisory_lock(47)) s';
 CREATE CAST (int AS public.wrapped) WITH FUNCTION public.to_wrapped(int);
+CREATE FUNCTION public.lock_row(public.victim) RETURNS int VOLATILE LANGUAGE sql AS 'SELECT $1.id FROM (SELECT pg_advisory_lock(50)) s';
 CREATE FUNCTION public.lock_set(int) RETURNS SETOF int VOLATILE LANGUAGE sql AS 'SELECT $1 FROM (SELECT pg_advisory_lock(48)) s';
 `)
 	require.NoError(t, err)
@@ -188,6 +189,9 @@ CREATE FUNCTION public.lock_set(int) RETURNS SETOF int VOLATILE LANGUAGE sql AS 
 		{"user operator unqualified", `SELECT id FROM public.victim WHERE id === 1`, "operator ===", false},
 		{"user aggregate", `SELECT public.locksum(id) FROM public.victim`, "locksum()", false},
 		{"user cast", `SELECT (1::public.wrapped).v`, `cast to "public"."wrapped"`, false},
+		{"functional notation", `SELECT v.lock_row FROM public.victim v`, "lock_row()", false},
+		{"functional notation on an expression", `SELECT (v).lock_row FROM public.victim v`, "lock_row()", false},
+		{"temporary schema", `SELECT pg_temp.lock_tmp()`, "lock_tmp()", false},
 		{"set-returning function in FROM", `SELECT * FROM public.lock_set(1) AS x`, "lock_set()", false},
 		{"dblink_exec", `SELECT dblink_exec('dbname=' || current_database(), 'DELETE FROM public.victim WHERE id = 5')`, "dblink_exec()", true},
 		{"dblink_exec via query_to_xml", `SELECT query_to_xml('select dblink_exec(''dbname='' || current_database(), ''DELETE FROM public.victim WHERE id = 5'')', true, false, '')`, "query_to_xml()", true},
@@ -205,6 +209,8 @@ CREATE FUNCTION public.lock_set(int) RETURNS SETOF int VOLATILE LANGUAGE sql AS 
 		tests = append(tests, tc{"ts_stat " + inner, fmt.Sprintf("SELECT * FROM ts_stat('select to_tsvector(''x'') from (select %s) s')", inner), "ts_stat()", true})
 	}
 	upRole := connectUpstream(t, roleDSN)
+	_, err = upRole.Query(ctx, "CREATE FUNCTION pg_temp.lock_tmp() RETURNS int VOLATILE LANGUAGE sql AS 'SELECT 1 FROM (SELECT pg_advisory_lock(51)) s'")
+	require.NoError(t, err)
 	upSuper := connectUpstream(t, e.dsn)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,7 +277,7 @@ CREATE FUNCTION public.twice(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 
 // TestCollectCalls covers the parse-tree side of the function check: every
 // way a statement can call a function is listed.
 func TestCollectCalls(t *testing.T) {
-	r, err := collectCalls(`SELECT s.f(1), g(x) OVER (), 1 + 2, a OPERATOR(s.<=) b, x BETWEEN 1 AND 2, y = ANY (SELECT 1),
+	r, err := collectCalls(`SELECT s.f(1), g(x) OVER (), t.col, (t).fld, 1 + 2, a OPERATOR(s.<=) b, x BETWEEN 1 AND 2, y = ANY (SELECT 1),
 	  CASE z WHEN 1 THEN 2 END, v::s.t, w::int[] FROM h() AS hh JOIN u USING (k) ORDER BY a USING ~<~`)
 	require.NoError(t, err)
 	var funcs, ops, casts []string
@@ -287,4 +293,9 @@ func TestCollectCalls(t *testing.T) {
 	require.ElementsMatch(t, []string{"s.f", ".g", ".h"}, funcs)
 	require.ElementsMatch(t, []string{".+", "s.<=", ".>=", ".<=", ".=", ".~<~"}, ops)
 	require.ElementsMatch(t, []string{`"s"."t"`, `"pg_catalog"."int4"`}, casts)
+	var attrs []string
+	for q := range r.attrs {
+		attrs = append(attrs, q.name)
+	}
+	require.ElementsMatch(t, []string{"col", "fld"}, attrs)
 }
