@@ -204,47 +204,45 @@ func (r *callRefs) walk(m protoreflect.Message) {
 // functions, in one round trip. It also reports client_encoding (see
 // checkCalls). Its answer is one row: the encoding, and a JSON array of
 // [written, schema, function, volatility].
-const callsQuery = `WITH fn(nsp, name, attr) AS (
-  SELECT *, false FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))
-  UNION ALL SELECT '', pg_catalog.unnest(%s::text[]), true),
-op(nsp, name) AS (SELECT * FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[]))),
-ty(name) AS (SELECT * FROM pg_catalog.unnest(%s::text[])),
-path(nsp) AS (SELECT pg_catalog.unnest(pg_catalog.current_schemas(true))::text),
-called(written, f) AS (
-  SELECT fn.name || '()', p.oid FROM fn
+const callsQuery = `SELECT pg_catalog.current_setting('client_encoding'), (
+SELECT pg_catalog.json_agg(pg_catalog.json_build_array(called.written, n.nspname, p.proname, p.provolatile))
+FROM (
+  SELECT fn.name || '()', p.oid
+    FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[])) fn(nsp, name)
     JOIN pg_catalog.pg_proc p ON p.proname = fn.name
     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-   WHERE (NOT fn.attr OR p.pronargs = 1)
-     AND CASE WHEN fn.nsp = '' THEN n.nspname IN (SELECT nsp FROM path)
+   WHERE CASE WHEN fn.nsp = '' THEN n.nspname = ANY (pg_catalog.current_schemas(true))
          WHEN fn.nsp = 'pg_temp' THEN n.oid = pg_catalog.pg_my_temp_schema()
          ELSE n.nspname = fn.nsp END
   UNION ALL
-  SELECT 'operator ' || op.name, o.oprcode::oid FROM op
+  SELECT fn.name || '()', p.oid
+    FROM pg_catalog.unnest(%s::text[]) fn(name)
+    JOIN pg_catalog.pg_proc p ON p.proname = fn.name AND p.pronargs = 1
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+   WHERE n.nspname = ANY (pg_catalog.current_schemas(true))
+  UNION ALL
+  SELECT 'operator ' || op.name, o.oprcode::oid
+    FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::text[])) op(nsp, name)
     JOIN pg_catalog.pg_operator o ON o.oprname = op.name
     JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
-   WHERE o.oprcode::oid <> 0
-     AND CASE WHEN op.nsp = '' THEN n.nspname IN (SELECT nsp FROM path)
+   WHERE CASE WHEN op.nsp = '' THEN n.nspname = ANY (pg_catalog.current_schemas(true))
          WHEN op.nsp = 'pg_temp' THEN n.oid = pg_catalog.pg_my_temp_schema()
          ELSE n.nspname = op.nsp END
   UNION ALL
-  SELECT 'cast to ' || ty.name, c.castfunc FROM ty
+  SELECT 'cast to ' || ty.name, c.castfunc
+    FROM pg_catalog.unnest(%s::text[]) ty(name)
     JOIN pg_catalog.pg_cast c ON c.casttarget = pg_catalog.to_regtype(ty.name)
-   WHERE c.castfunc <> 0
-),
-expanded(written, f) AS (
-  SELECT written, f FROM called
+) called(written, f)
+CROSS JOIN LATERAL (
+  SELECT called.f
   UNION
-  SELECT c.written, s.f FROM called c
-    JOIN pg_catalog.pg_aggregate a ON a.aggfnoid = c.f,
+  SELECT s.f FROM pg_catalog.pg_aggregate a,
     LATERAL pg_catalog.unnest(ARRAY[a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn,
       a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::oid[]) s(f)
-   WHERE s.f <> 0
-)
-SELECT pg_catalog.current_setting('client_encoding'),
-  (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(e.written, n.nspname, p.proname, p.provolatile))
-     FROM expanded e
-     JOIN pg_catalog.pg_proc p ON p.oid = e.f
-     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace)`
+   WHERE a.aggfnoid = called.f
+) c(f)
+JOIN pg_catalog.pg_proc p ON p.oid = c.f
+JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace)`
 
 // clientOnlyEncodings are the client encodings in which a multibyte
 // character may end in an ASCII byte such as \ or ': the server, converting

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/test/llmfake"
+	"github.com/atriumdb/atrium/test/testdb"
 )
 
 // Tests for the promise that a question never writes and has no side effect
@@ -298,4 +299,40 @@ func TestCollectCalls(t *testing.T) {
 		attrs = append(attrs, q.name)
 	}
 	require.ElementsMatch(t, []string{"col", "fld"}, attrs)
+}
+
+// BenchmarkCheckCalls measures the function check of a typical generated
+// query (one catalog round trip on a local server), the cost validation
+// adds per generated or SQL-cached answer.
+func BenchmarkCheckCalls(b *testing.B) {
+	dsn := testdb.New(b)
+	up := connectUpstream(b, dsn)
+	ctx := context.Background()
+	_, err := up.Query(ctx, fixture)
+	require.NoError(b, err)
+	sc, err := openScope(ctx, up, 0)
+	require.NoError(b, err)
+	defer sc.close(ctx)
+	b.Run("check", func(b *testing.B) {
+		for b.Loop() {
+			if err := checkCalls(ctx, sc, countByCountry); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The EXPLAIN validation ran before, and SELECT 1, for scale.
+	b.Run("explain", func(b *testing.B) {
+		for b.Loop() {
+			if err := sc.explain(ctx, countByCountry); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("select1", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sc.query(ctx, "SELECT 1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

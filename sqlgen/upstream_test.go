@@ -20,7 +20,7 @@ type pgUpstream struct {
 	conn *pgconn.PgConn
 }
 
-func connectUpstream(t *testing.T, dsn string) *pgUpstream {
+func connectUpstream(t testing.TB, dsn string) *pgUpstream {
 	t.Helper()
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
