@@ -201,10 +201,9 @@ func (r *callRefs) walk(m protoreflect.Message) {
 
 // callsQuery resolves every function, operator and cast a statement names to
 // the pg_proc entries the server could choose, with aggregates' support
-// functions, in one round trip. It also reports client_encoding (see
-// checkCalls). Its answer is one row: the encoding, and a JSON array of
-// [written, schema, function, volatility].
-const callsQuery = `SELECT pg_catalog.current_setting('client_encoding'), (
+// functions, in one round trip. Its answer is one row holding a JSON array
+// of [written, schema, function, volatility], or NULL.
+const callsQuery = `SELECT (
 SELECT pg_catalog.json_agg(pg_catalog.json_build_array(called.written, n.nspname, p.proname, p.provolatile))
 FROM (
   SELECT fn.name || '()', p.oid
@@ -244,14 +243,6 @@ CROSS JOIN LATERAL (
 JOIN pg_catalog.pg_proc p ON p.oid = c.f
 JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace)`
 
-// clientOnlyEncodings are the client encodings in which a multibyte
-// character may end in an ASCII byte such as \ or ': the server, converting
-// from them, may read the bytes of generated SQL (UTF-8 text from the LLM)
-// other than pg_query did.
-var clientOnlyEncodings = map[string]bool{
-	"SJIS": true, "SHIFT_JIS_2004": true, "BIG5": true, "GBK": true, "UHC": true, "GB18030": true, "JOHAB": true,
-}
-
 // checkCalls refuses generated SQL that calls a function callAllowed
 // refuses, resolved in the catalog of the session's database (one catalog
 // query, run inside the scope's read-only transaction under the session's
@@ -262,6 +253,11 @@ func checkCalls(ctx context.Context, sc *scope, sql string) error {
 	// SQL from the cache or from another session's generation did not pass
 	// through this session's Check; the static rules cost microseconds.
 	if _, err := Check(sql); err != nil {
+		return err
+	}
+	// The names below go into the catalog query as literals: the session
+	// must read them as written.
+	if err := sc.textSafe(ctx, sql); err != nil {
 		return err
 	}
 	refs, err := collectCalls(sql)
@@ -280,14 +276,11 @@ func checkCalls(ctx context.Context, sc *scope, sql string) error {
 		}
 		return fmt.Errorf("resolve the functions of generated SQL: %w", err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
 		return errorf(CodeInternal, "unexpected answer to the function check")
 	}
-	if enc := string(res.Rows[0][0]); clientOnlyEncodings[strings.ToUpper(enc)] && !isASCII(sql) {
-		return notReadOnly("it holds non-ASCII text, which a %s session may read other than the checker did", enc)
-	}
 	var calls [][4]string
-	if js := res.Rows[0][1]; js != nil {
+	if js := res.Rows[0][0]; js != nil {
 		if err := json.Unmarshal(js, &calls); err != nil {
 			return fmt.Errorf("decode the function check: %w", err)
 		}
@@ -322,13 +315,4 @@ func textArray[K comparable](set map[K]bool, f func(K) string) string {
 		parts[i] = literal(f(k))
 	}
 	return "ARRAY[" + strings.Join(parts, ", ") + "]"
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

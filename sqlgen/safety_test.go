@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/test/llmfake"
 	"github.com/atriumdb/atrium/test/testdb"
 )
@@ -90,6 +91,9 @@ func TestStandardConformingStringsOff(t *testing.T) {
 	_, _, err = ask(t, e.p, up, "/* nl: show the victims again */")
 	require.NoError(t, err)
 	require.Equal(t, byte('T'), up.TxStatus(), "the client's transaction is still open")
+	res, err = up.Query(ctx, "SHOW standard_conforming_strings")
+	require.NoError(t, err)
+	require.Equal(t, "off", string(res.Rows[0][0]), "the savepoint gave the setting back")
 	_, err = up.Query(ctx, "ROLLBACK")
 	require.NoError(t, err)
 	require.Equal(t, "1,2,3,4,5,6", victimIDs(t, e), "the client's INSERT was rolled back, nothing deleted")
@@ -113,6 +117,21 @@ func TestClientEncodingLexing(t *testing.T) {
 	requireCode(t, err, CodeNotReadOnly)
 	require.Contains(t, err.Error(), "non-ASCII")
 	requireUsable(t, up, 'I')
+	require.Zero(t, advisoryLocks(t, e), "no advisory lock taken")
+
+	// A question prepared under UTF8 and executed after the client switched
+	// to SJIS is refused at Execute.
+	_, err = up.Query(ctx, "SET client_encoding = 'UTF8'")
+	require.NoError(t, err)
+	st, err := e.p.Intercept(ctx, proxy.SessionInfo{User: role, TxStatus: 'I'}, "/* nl: customers */")
+	require.NoError(t, err)
+	_, err = st.Describe(ctx, up)
+	require.NoError(t, err)
+	_, err = up.Query(ctx, "SET client_encoding = 'SJIS'")
+	require.NoError(t, err)
+	_, err = st.Execute(ctx, up, &collector{})
+	requireCode(t, err, CodeNotReadOnly)
+	require.Contains(t, err.Error(), "non-ASCII")
 	require.Zero(t, advisoryLocks(t, e), "no advisory lock taken")
 }
 

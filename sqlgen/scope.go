@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -113,6 +114,45 @@ func (s *scope) resetSQL() string {
 	return "ROLLBACK TO SAVEPOINT " + savepoint + "; " + s.setup
 }
 
+// clientOnlyEncodings are the client encodings in which a multibyte
+// character may end in an ASCII byte such as a backslash: the server,
+// converting from them, may read the bytes of generated SQL (UTF-8 text
+// from the LLM) other than pg_query did, e.g. lose the backslash that
+// escapes a quote in an E-prefixed literal.
+var clientOnlyEncodings = map[string]bool{
+	"SJIS": true, "SHIFT_JIS_2004": true, "BIG5": true, "GBK": true, "UHC": true, "GB18030": true, "JOHAB": true,
+}
+
+// textSafe refuses generated SQL the session could read other than
+// pg_query: non-ASCII text in a session whose client encoding is one of
+// clientOnlyEncodings (asked each time: the client may change it between a
+// prepared question's Describe and Execute). ASCII text costs nothing.
+func (s *scope) textSafe(ctx context.Context, sql string) error {
+	if isASCII(sql) {
+		return nil
+	}
+	res, err := s.query(ctx, "SELECT pg_catalog.current_setting('client_encoding')")
+	if err != nil {
+		return err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return errorf(CodeInternal, "unexpected answer to SHOW client_encoding")
+	}
+	if enc := string(res.Rows[0][0]); clientOnlyEncodings[strings.ToUpper(enc)] {
+		return notReadOnly("it holds non-ASCII text, which a session with client_encoding %s may read other than the checker did", enc)
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // explain runs EXPLAIN (without ANALYZE) of one statement through the
 // extended protocol, discarding the plan: it surfaces the server's
 // planning and permission errors without computing a row.
@@ -136,6 +176,9 @@ func (s *scope) describe(ctx context.Context, sql string) ([]pgproto3.FieldDescr
 		}
 		s.aborted = false
 	}
+	if err := s.textSafe(ctx, sql); err != nil {
+		return nil, err
+	}
 	fields, err := s.up.Describe(ctx, sql)
 	s.aborted = err != nil
 	return fields, err
@@ -148,6 +191,9 @@ func (s *scope) stream(ctx context.Context, sql string, limit int, w proxy.RowWr
 			return "", false, err
 		}
 		s.aborted = false
+	}
+	if err := s.textSafe(ctx, sql); err != nil {
+		return "", false, err
 	}
 	tag, truncated, err := s.up.Stream(ctx, sql, limit, w)
 	s.aborted = err != nil
