@@ -22,14 +22,17 @@ type Checked struct {
 }
 
 // deniedFunctions have side effects outside the transaction or on the session
-// that a read-only transaction does not prevent; generated SQL must not call
-// them. Exact names.
+// that a read-only transaction does not prevent. Check refuses them by name,
+// without a session, so the LLM hears early; it is only a first filter:
+// names hidden in SQL text or behind user-defined functions, operators and
+// casts are caught by checkCalls, which allows by pg_proc volatility in the
+// question's own database. Exact names.
 var deniedFunctions = map[string]bool{
 	"set_config": true, "pg_terminate_backend": true, "pg_cancel_backend": true,
 	"pg_reload_conf": true, "pg_rotate_logfile": true, "pg_notify": true,
 	"pg_switch_wal": true, "pg_create_restore_point": true, "pg_logical_emit_message": true,
 	"pg_promote": true, "pg_log_backend_memory_contexts": true, "pg_stat_reset": true,
-	"pg_import_system_collations": true, "pg_sleep_for": false,
+	"pg_import_system_collations": true,
 }
 
 // deniedFunctionPrefixes cover families: advisory locks (outlive the
@@ -61,8 +64,9 @@ func notReadOnly(format string, args ...any) *proxy.Error {
 // Check parses sql with PostgreSQL's own parser and accepts exactly one
 // SELECT (including WITH ... SELECT, set operations and VALUES) with no
 // data-modifying CTE, locking clause, SELECT INTO or side-effecting
-// function. It returns a *proxy.Error: 42601 when the text does not parse,
-// 0A000 when it is not a single read-only query.
+// function (by name; the catalog check is checkCalls). It returns a
+// *proxy.Error: 42601 when the text does not parse, 0A000 when it is not a
+// single read-only query.
 func Check(sql string) (*Checked, error) {
 	res, err := pg_query.Parse(sql)
 	if err != nil {
