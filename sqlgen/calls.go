@@ -23,15 +23,16 @@ import (
 // into. So the rule is an allow-list, decided by the catalog of the database
 // the question runs in, on the client's own session:
 //
-//   - IMMUTABLE and STABLE functions are allowed: PostgreSQL lets them
-//     neither modify the database nor (by the contract of the label) have
-//     side effects. A user-defined function is trusted with the volatility
-//     its owner declared, as PostgreSQL's planner trusts it.
+//   - IMMUTABLE and STABLE functions are allowed: by PostgreSQL's contract
+//     for these labels they have no side effects and do not modify the
+//     database. A user-defined function is trusted with the volatility its
+//     owner declared, as PostgreSQL's planner trusts it; a mislabelled
+//     function is its owner's doing, not the LLM's.
 //   - VOLATILE functions are refused, except the short reviewed list in
 //     harmlessVolatile (in pg_catalog only).
 //   - Functions that run SQL text or reach the server's files, large
 //     objects or other connections are refused whatever their label
-//     (alwaysDenied).
+//     (alwaysDeniedPrefixes).
 //
 // What counts as a call: every function name in the statement (also in FROM,
 // as aggregates, with their transition and final functions, as window
