@@ -80,6 +80,7 @@ func TestStandardConformingStringsOff(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{{`x\`, "; COMMIT; DELETE FROM public.victim WHERE id = 6; --"}}, c.rows)
 	require.Equal(t, "1,2,3,4,5,6", victimIDs(t, e), "nothing was deleted")
+	require.Equal(t, 1, e.llm.Calls(), "no repair round: the server reads the text as the checker did")
 	require.Equal(t, byte('I'), up.TxStatus())
 	res, err := up.Query(ctx, "SHOW standard_conforming_strings")
 	require.NoError(t, err)
