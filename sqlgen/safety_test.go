@@ -50,7 +50,7 @@ func victimIDs(t *testing.T, e *env) string {
 func advisoryLocks(t *testing.T, e *env) int {
 	t.Helper()
 	var n int
-	require.NoError(t, e.admin.QueryRow(context.Background(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n))
+	require.NoError(t, e.admin.QueryRow(context.Background(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND objid BETWEEN 42 AND 99").Scan(&n))
 	return n
 }
 
