@@ -63,8 +63,9 @@ const cleanupTimeout = 10 * time.Second
 // one text in play. SET LOCAL ends with the scope's ROLLBACK (TO
 // SAVEPOINT), so the client's own setting is back before it reads
 // ReadyForQuery. With standard strings on, backslash_quote and
-// escape_string_warning only concern E-prefixed literals, which both lexers read
-// alike.
+// escape_string_warning only concern E-prefixed literals, which both
+// lexers read alike. The client encoding is the other way a server may
+// read the same bytes otherwise; see textSafe.
 const lexerSettings = "SET LOCAL standard_conforming_strings = on"
 
 func openScope(ctx context.Context, up proxy.Upstream, statementTimeout time.Duration) (*scope, error) {
@@ -96,8 +97,8 @@ func errInFailedTx() error {
 
 // query runs sql inside the scope through the simple protocol, first
 // undoing a failed statement's effects. Only for SQL Atrium writes itself:
-// generated SQL goes through explain, describe and stream. A statement error leaves the scope usable (it resets before the
-// next query).
+// generated SQL goes through explain, describe and stream. A statement
+// error leaves the scope usable (it resets before the next query).
 func (s *scope) query(ctx context.Context, sql string) (*proxy.Result, error) {
 	if s.aborted {
 		sql = s.resetSQL() + "; " + sql
