@@ -34,14 +34,14 @@ type conn struct {
 	ctx     context.Context // cancelled when the connection ends
 	cancel  context.CancelFunc
 
-	nc net.Conn      // client transport as accepted
-	cr *bufio.Reader // client reader: session goroutine only
+	nc  net.Conn      // client transport as accepted
+	cr  *bufio.Reader // client reader over src: session goroutine only
+	src clientSource  // what cr reads: bytes a watcher held, then the transport
 	// cw is the client writer. Before the relay starts only the session
 	// goroutine uses it; after, every use holds wmu.
 	cw  *bufio.Writer
 	wmu sync.Mutex
 
-	up net.Conn
 	ur *bufio.Reader // upstreamLoop only (after startup)
 	uw *bufio.Writer // session goroutine only
 
@@ -77,6 +77,10 @@ type conn struct {
 	leaving   atomic.Bool // the client sent Terminate; upstream EOF is expected
 	ownCh     chan ownMsg // upstream messages of the proxy's own queries
 	upDone    chan struct{}
+	// bg holds goroutines the session starts besides upstreamLoop (a
+	// CancelRequest sent upstream); serve waits for them before the
+	// connection counts as closed.
+	bg        sync.WaitGroup
 	done      chan struct{} // closed by finish
 	finished  sync.Once
 	reason    EndReason // set by finish, read after done
@@ -90,6 +94,8 @@ type conn struct {
 	mu struct {
 		sync.Mutex
 		client     net.Conn // current client transport (TLS after SSLRequest)
+		up         net.Conn // upstream transport once dialled, for finish
+		closed     bool     // finish ran: a later upstream is closed at once
 		pending    deque    // expected upstream responses, in order
 		tx         byte     // last ReadyForQuery status
 		idleCh     chan struct{}
@@ -132,6 +138,7 @@ func (c *conn) serve() {
 		if c.authenticated {
 			<-c.upDone
 		}
+		c.bg.Wait()
 		t := c.traffic()
 		st := ConnStats{Reason: c.reason, Authenticated: c.authenticated, Duration: time.Since(c.started),
 			BytesIn: t.BytesIn, MessagesIn: t.MessagesIn, BytesOut: t.BytesOut, MessagesOut: t.MessagesOut}
@@ -151,13 +158,28 @@ func (c *conn) finish(r EndReason) {
 		close(c.done)
 		c.cancel()
 		c.mu.Lock()
-		cl := c.mu.client
+		cl, up := c.mu.client, c.mu.up
+		c.mu.closed = true
 		c.mu.Unlock()
 		_ = cl.Close()
-		if c.up != nil {
-			_ = c.up.Close()
+		if up != nil {
+			_ = up.Close()
 		}
 	})
+}
+
+// attachUpstream records the session's upstream transport so that finish,
+// which other goroutines call (Shutdown's forceClose), closes it too. It
+// reports false, having closed up, when the connection already ended.
+func (c *conn) attachUpstream(up net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		_ = up.Close()
+		return false
+	}
+	c.mu.up = up
+	return true
 }
 
 // forceClose is Shutdown's last resort.
@@ -178,7 +200,8 @@ func (c *conn) setClient(nc net.Conn) {
 	c.mu.Lock()
 	c.mu.client = nc
 	c.mu.Unlock()
-	c.cr.Reset(nc)
+	c.src.nc = nc
+	c.cr.Reset(&c.src)
 	c.cw.Reset(nc)
 }
 
@@ -189,7 +212,8 @@ func (c *conn) client() net.Conn {
 }
 
 func (c *conn) run() EndReason {
-	c.cr = bufio.NewReaderSize(c.nc, ioBufSize)
+	c.src.nc = c.nc
+	c.cr = bufio.NewReaderSize(&c.src, ioBufSize)
 	c.cw = bufio.NewWriterSize(c.nc, ioBufSize)
 	deadline := time.Now().Add(c.srv.cfg.StartupTimeout)
 	_ = c.nc.SetDeadline(deadline)
@@ -209,12 +233,8 @@ func (c *conn) run() EndReason {
 		c.sendFatal(fatal(codeUnableToConnect, "atrium could not connect to the upstream PostgreSQL server", ""))
 		return EndUpstreamDial
 	}
-	c.up = up
-	select {
-	case <-c.done: // force-closed while dialling
-		_ = up.Close()
+	if !c.attachUpstream(up) { // force-closed while dialling
 		return EndShutdown
-	default:
 	}
 	_ = up.SetDeadline(deadline)
 	c.ur = bufio.NewReaderSize(up, ioBufSize)

@@ -99,18 +99,27 @@ func (c *conn) intercept(sql string) (Statement, error) {
 	return c.srv.handler.Intercept(c.ctx, c.sessionInfo(), sql)
 }
 
-// stmtContext is the context a Statement runs under; a CancelRequest for the
-// session cancels it.
-func (c *conn) stmtContext() (context.Context, context.CancelFunc) {
+// stmtContext is the context a Statement runs under. It is cancelled by a
+// CancelRequest for the session and, through a clientWatch, when the client
+// goes away. done must be called, on the session goroutine, when the
+// Statement returns: it stops the watch, and when the client went away it
+// ends the session (the Statement has put the upstream back by then, so
+// closing it loses nothing).
+func (c *conn) stmtContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	c.mu.stmtCancel = cancel
 	c.mu.Unlock()
+	w := c.watchClient(cancel)
 	return ctx, func() {
 		c.mu.Lock()
 		c.mu.stmtCancel = nil
 		c.mu.Unlock()
 		cancel()
+		if w.stop(c) {
+			c.log.Debug("client went away while a statement ran; statement cancelled")
+			c.finish(EndClientClosed)
+		}
 	}
 }
 

@@ -63,6 +63,19 @@ type receiver struct {
 	cancelled bool
 }
 
+// cancelUpstreamAsync sends a CancelRequest for the upstream backend
+// without blocking the session goroutine, which keeps reading the
+// responses that the cancel cuts short. The goroutine belongs to the
+// session: serve waits for it (at most ConnectTimeout) before the
+// connection counts as closed.
+func (c *conn) cancelUpstreamAsync() {
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		c.cancelUpstreamQuery()
+	}()
+}
+
 func (r *receiver) next() (ownMsg, error) {
 	for {
 		var done <-chan struct{}
@@ -74,7 +87,7 @@ func (r *receiver) next() (ownMsg, error) {
 			return m, nil
 		case <-done:
 			r.cancelled = true
-			go r.c.cancelUpstreamQuery()
+			r.c.cancelUpstreamAsync()
 		case <-r.c.done:
 			return ownMsg{}, errSessionEnded
 		}

@@ -69,9 +69,10 @@ type Server struct {
 
 	mu struct {
 		sync.Mutex
-		rules    []Rule
-		used     []int
-		requests []Request
+		rules     []Rule
+		used      []int
+		requests  []Request
+		cancelled int
 	}
 }
 
@@ -112,6 +113,14 @@ func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.mu.requests)
+}
+
+// Cancelled is how many requests the client abandoned (its request context
+// ended) while the server was waiting out a rule's Delay.
+func (s *Server) Cancelled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.cancelled
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -179,6 +188,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		case <-r.Context().Done():
 			t.Stop()
+			s.mu.Lock()
+			s.mu.cancelled++
+			s.mu.Unlock()
 			return
 		}
 	}
