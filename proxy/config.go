@@ -31,9 +31,20 @@ type Config struct {
 	// with SQLSTATE 53300. Default 1000.
 	MaxConnections int
 	// MaxMessageSize bounds the body of one client message in bytes; a larger
-	// message is refused with SQLSTATE 54000 and the connection closed.
-	// Default 256 MiB.
+	// message is refused with SQLSTATE 54000 (logged) and the connection
+	// closed. Default and most: PostgreSQL's own limit, 1 GiB less 6 bytes
+	// (PQ_LARGE_MESSAGE_LIMIT less the length word), so that no client
+	// message the server would take is refused.
 	MaxMessageSize int
+	// MaxPortalBuffer bounds the bytes of intercepted statements' rows a
+	// session holds for portals fetched with a row limit per Execute (JDBC's
+	// fetch size, psycopg's named cursors). A Statement runs once per
+	// portal, so the rows the first Execute does not hand out wait in memory
+	// for the next; a result that would hold more than this (over all the
+	// session's portals) fails with SQLSTATE 54000 instead of growing the
+	// proxy without bound. Fetching without a row limit streams and is not
+	// bounded. Default 64 MiB.
+	MaxPortalBuffer int
 	// IdleTimeout closes a client session that has nothing running upstream
 	// and sent nothing for this long (SQLSTATE 57P05). Default 0: never.
 	IdleTimeout time.Duration
@@ -52,7 +63,8 @@ const (
 	DefaultListen          = "127.0.0.1:6433"
 	DefaultUpstream        = "127.0.0.1:5432"
 	DefaultMaxConnections  = 1000
-	DefaultMaxMessageSize  = 256 << 20
+	DefaultMaxMessageSize  = maxProtocolBody
+	DefaultMaxPortalBuffer = 64 << 20
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultConnectTimeout  = 10 * time.Second
 	DefaultStartupTimeout  = 60 * time.Second
@@ -88,6 +100,12 @@ func (c *Config) Validate() error {
 	if c.MaxMessageSize < 4096 || c.MaxMessageSize > maxProtocolBody {
 		return fmt.Errorf("max message size %d: must be between 4096 and %d", c.MaxMessageSize, maxProtocolBody)
 	}
+	if c.MaxPortalBuffer == 0 {
+		c.MaxPortalBuffer = DefaultMaxPortalBuffer
+	}
+	if c.MaxPortalBuffer < 0 {
+		return fmt.Errorf("max portal buffer %d: must be positive", c.MaxPortalBuffer)
+	}
 	if c.IdleTimeout < 0 {
 		return fmt.Errorf("idle timeout %s: must not be negative", c.IdleTimeout)
 	}
@@ -106,8 +124,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// maxProtocolBody is PostgreSQL's PQ_LARGE_MESSAGE_LIMIT - 1.
-const maxProtocolBody = 0x3fffffff - 1
+// maxProtocolBody is the largest message body PostgreSQL reads:
+// PQ_LARGE_MESSAGE_LIMIT (MaxAllocSize - 1) bounds the length word, which
+// counts itself.
+const maxProtocolBody = 0x3fffffff - 1 - 4
 
 func (c *Config) serverTLS() (*tls.Config, error) {
 	if c.TLSCert == "" {

@@ -80,10 +80,10 @@ type conn struct {
 	// bg holds goroutines the session starts besides upstreamLoop (a
 	// CancelRequest sent upstream); serve waits for them before the
 	// connection counts as closed.
-	bg        sync.WaitGroup
-	done      chan struct{} // closed by finish
-	finished  sync.Once
-	reason    EndReason // set by finish, read after done
+	bg       sync.WaitGroup
+	done     chan struct{} // closed by finish
+	finished sync.Once
+	reason   EndReason // set by finish, read after done
 
 	authenticated bool
 	// in counts client→upstream traffic (written by the session

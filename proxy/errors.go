@@ -23,6 +23,9 @@ const (
 	codeDuplicatePStmt     = "42P05"
 	codeUndefinedPStmt     = "26000"
 	codeUndefinedCursor    = "34000"
+
+	codeCharacterNotInRepertoire = "22021"
+	codeUntranslatableCharacter  = "22P05"
 )
 
 // errorResponse turns any error a Handler, Statement or Upstream returned

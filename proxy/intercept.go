@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +21,29 @@ type vstmt struct {
 // vportal is a virtual portal: a Bind of a virtual statement.
 type vportal struct {
 	vs      *vstmt
-	formats []int16 // result format codes from Bind
-	rows    [][][]byte
+	formats []int16    // result format codes from Bind
+	rows    [][][]byte // rows not handed out yet
+	bytes   int        // what rows holds, counted by rowSize
 	tag     string
 	ran     bool
+}
+
+// rowSize is what a held row costs, roughly: its values and their slices.
+func rowSize(r [][]byte) int {
+	n := 24 + 24*len(r)
+	for _, v := range r {
+		n += len(v)
+	}
+	return n
+}
+
+// heldBytes is what the session's portals hold.
+func (c *conn) heldBytes() int {
+	n := 0
+	for _, p := range c.vportals {
+		n += p.bytes
+	}
+	return n
 }
 
 func kindName(st Statement) string {
@@ -95,8 +115,21 @@ func (c *conn) afterWait(err error, what string) (EndReason, bool) {
 // interceptable says whether the Handler may see a statement now.
 func (c *conn) interceptable() bool { return !c.copyIn.Load() }
 
-func (c *conn) intercept(sql string) (Statement, error) {
-	return c.srv.handler.Intercept(c.ctx, c.sessionInfo(), sql)
+// intercept offers one statement's text, in the client's encoding, to the
+// Handler, which always sees UTF-8.
+func (c *conn) intercept(text string) (Statement, error) {
+	info := c.sessionInfo()
+	sql, err := decodeClientText(info.Params["client_encoding"], text)
+	if err != nil {
+		return nil, err
+	}
+	return c.srv.handler.Intercept(c.ctx, info, sql)
+}
+
+// parseLen is the body length a Parse decodes from, so that trailing bytes,
+// which pgproto3 ignores and the server refuses, are noticed.
+func parseLen(p *pgproto3.Parse) int {
+	return len(p.Name) + 1 + len(p.Query) + 1 + 2 + 4*len(p.ParameterOIDs)
 }
 
 // stmtContext is the context a Statement runs under. It is cancelled by a
@@ -143,7 +176,9 @@ func (c *conn) onQuery(n int) (EndReason, bool) {
 		c.sendFatal(fatal(codeProtocolViolation, "invalid string in message", ""))
 		return EndClientError, true
 	}
-	if c.interceptable() {
+	// A NUL inside the string: PostgreSQL answers 08P01 "invalid message
+	// format" and carries on; relaying lets it say so itself.
+	if c.interceptable() && bytes.IndexByte(body[:n-1], 0) < 0 {
 		st, ierr := c.intercept(string(body[:n-1]))
 		if st != nil || ierr != nil {
 			switch err := c.waitQuiescent(); {
@@ -218,9 +253,12 @@ func (c *conn) onParse(n int) (EndReason, bool) {
 		return c.clientReadFailed(err), true
 	}
 	var p pgproto3.Parse
-	if err := p.Decode(body); err != nil {
-		c.sendFatal(fatal(codeProtocolViolation, "invalid Parse message", ""))
-		return EndClientError, true
+	// A malformed Parse (a NUL inside the query, a bad parameter count,
+	// trailing bytes) is relayed: the server answers 08P01 and skips to
+	// Sync, as it would without the proxy.
+	if p.Decode(body) != nil || parseLen(&p) != n {
+		c.unsynced, c.unsafeUp = true, true
+		return c.forwardBody('P', body, kParse)
 	}
 	if c.interceptable() {
 		st, ierr := c.intercept(p.Query)
@@ -314,7 +352,9 @@ func (c *conn) targetsVirtual(typ byte, n int) (bool, error) {
 		_, v := c.vportals[names[0]]
 		return ok && v, nil
 	default: // 'D', 'C'
-		if len(peek) < 2 {
+		// Only subtypes 'S' and 'P' name anything; the server answers
+		// any other with 08P01 "invalid DESCRIBE message subtype".
+		if len(peek) < 2 || peek[0] != 'S' && peek[0] != 'P' {
 			return false, nil
 		}
 		names, _, ok := cstrings(peek[1:], 1)
@@ -456,14 +496,15 @@ func (c *conn) virtualExecute(body []byte) error {
 	if !p.ran {
 		p.ran = true
 		ctx, done := c.stmtContext()
-		w := &rowSink{c: c, fields: p.vs.fields, formats: p.formats, sentDesc: true, buffer: e.MaxRows > 0}
+		w := &rowSink{c: c, fields: p.vs.fields, formats: p.formats, sentDesc: true, buffer: e.MaxRows > 0,
+			room: c.srv.cfg.MaxPortalBuffer - c.heldBytes()}
 		tag, err := p.vs.st.Execute(ctx, &upstream{c: c, usable: !c.unsafeUp}, w)
 		done()
 		c.srv.obs.Intercepted(p.vs.kind, time.Since(start), err)
 		if err != nil {
 			return err
 		}
-		p.tag, p.rows = tag, w.rows
+		p.tag, p.rows, p.bytes = tag, w.rows, w.held
 		if !w.buffer {
 			return c.sendClient(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		}
@@ -474,10 +515,12 @@ func (c *conn) virtualExecute(body []byte) error {
 	if e.MaxRows > 0 && int(e.MaxRows) < k {
 		k = int(e.MaxRows)
 	}
-	for _, r := range p.rows[:k] {
+	for i, r := range p.rows[:k] {
 		if err := w.Row(r); err != nil {
 			return err
 		}
+		p.bytes -= rowSize(r)
+		p.rows[i] = nil // handed out: let it go
 	}
 	p.rows = p.rows[k:]
 	if len(p.rows) > 0 {
@@ -510,6 +553,8 @@ type rowSink struct {
 	sentDesc bool
 	buffer   bool
 	rows     [][][]byte
+	held     int // bytes of rows, by rowSize
+	room     int // most bytes rows may hold
 	conv     *converter
 }
 
@@ -534,6 +579,12 @@ func (w *rowSink) Row(values [][]byte) error {
 		return fmt.Errorf("statement wrote a row of %d values for %d columns", len(values), len(w.fields))
 	}
 	if w.buffer {
+		if w.held += rowSize(values); w.held > w.room {
+			return &Error{Code: codeProgramLimit,
+				Message: "result too large to hold for fetching with a row limit",
+				Detail:  fmt.Sprintf("Atrium holds at most %d bytes of rows for portals fetched in parts.", w.c.srv.cfg.MaxPortalBuffer),
+				Hint:    "Fetch this result without a row limit (fetch size 0), ask for fewer rows, or raise atrium's --max-portal-buffer."}
+		}
 		r := make([][]byte, len(values))
 		for i, v := range values {
 			if v != nil {

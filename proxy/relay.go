@@ -248,6 +248,9 @@ func (c *conn) upstreamLoop() {
 			if completes[head][typ] {
 				head = c.complete(typ, tx)
 			}
+			if cap(c.ubuf) > maxKeptBuf {
+				c.ubuf = nil // a rare large ErrorResponse
+			}
 		default:
 			if typ == 'G' {
 				c.copyIn.Store(true)
@@ -331,9 +334,7 @@ func (c *conn) clientLoop() EndReason {
 			return c.clientReadFailed(err)
 		}
 		if n > maxBody {
-			c.sendFatal(fatal(codeProgramLimit, fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", n, maxBody), ""))
-			c.abandonUpstream()
-			return EndClientError
+			return c.refuseOversized(typ, n, maxBody)
 		}
 		c.in.add(n)
 		if c.discard && typ != 'S' && typ != 'X' {
@@ -391,8 +392,45 @@ func (c *conn) clientLoop() EndReason {
 		if stop {
 			return r
 		}
+		// A session keeps its scratch buffers between messages, but not
+		// one grown for a rare large Query or Parse (or a large row a
+		// Statement sent): idle sessions would hold it for life.
+		if cap(c.buf) > maxKeptBuf {
+			c.buf = nil
+		}
+		if cap(c.encBuf) > maxKeptBuf {
+			c.encBuf = nil
+		}
 	}
 }
+
+// maxKeptBuf is the largest scratch buffer a session keeps between messages.
+const maxKeptBuf = 64 << 10
+
+// refuseOversized ends the session over a client message larger than
+// Config.MaxMessageSize: it logs why, sends 54000, and drains what the
+// client is still sending for a while before closing, because closing a
+// socket with unread input resets the connection, and the reset makes the
+// client's kernel drop the error before the client reads it.
+func (c *conn) refuseOversized(typ byte, n, limit int) EndReason {
+	c.log.Warn("client message over the size limit; closing the session",
+		"type", string(rune(typ)), "bytes", n, "limit", limit)
+	c.sendFatal(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: codeProgramLimit,
+		Message: fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", n, limit),
+		Hint:    "Raise --max-message-size of atrium (PostgreSQL itself takes up to 1 GB)."})
+	c.abandonUpstream()
+	nc := c.client()
+	if hc, ok := nc.(interface{ CloseWrite() error }); ok {
+		_ = hc.CloseWrite()
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	_, _ = io.CopyN(io.Discard, c.cr, int64(n))
+	return EndClientError
+}
+
+// lingerTimeout bounds how long a refused client may keep sending before the
+// proxy closes the connection anyway.
+const lingerTimeout = 5 * time.Second
 
 func kindOf(typ byte) kind {
 	switch typ {

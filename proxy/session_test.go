@@ -153,7 +153,13 @@ type pipeProxy struct {
 
 func startPipeProxy(t testing.TB, up *fakeUpstream, h Handler) *pipeProxy {
 	t.Helper()
-	srv, err := NewServer(Config{UpstreamSSLMode: "disable"}, Options{Handler: h, Dial: up.dial, Version: "unit"})
+	return startPipeProxyConfig(t, Config{}, up, h)
+}
+
+func startPipeProxyConfig(t testing.TB, cfg Config, up *fakeUpstream, h Handler) *pipeProxy {
+	t.Helper()
+	cfg.UpstreamSSLMode = "disable"
+	srv, err := NewServer(cfg, Options{Handler: h, Dial: up.dial, Version: "unit"})
 	require.NoError(t, err)
 	l := newPipeListener()
 	done := make(chan error, 1)

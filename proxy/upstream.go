@@ -30,6 +30,9 @@ func (u *upstream) begin(msgs ...pgproto3.FrontendMessage) error {
 		return errSessionEnded
 	}
 	c := u.c
+	if err := c.toClientEncoding(msgs); err != nil {
+		return err
+	}
 	c.push(kOwn)
 	var b []byte
 	for _, m := range msgs {
@@ -50,6 +53,47 @@ func (u *upstream) begin(msgs ...pgproto3.FrontendMessage) error {
 	if err := c.uw.Flush(); err != nil {
 		c.upstreamFailed(err)
 		return errSessionEnded
+	}
+	return nil
+}
+
+// toClientEncoding converts the text of a Statement's own messages from
+// UTF-8 to the session's client_encoding, which the server reads them in.
+func (c *conn) toClientEncoding(msgs []pgproto3.FrontendMessage) error {
+	enc := c.sessionInfo().Params["client_encoding"]
+	if enc == "UTF8" {
+		return nil
+	}
+	conv := func(s *string) error {
+		out, err := encodeClientText(enc, *s)
+		*s = out
+		return err
+	}
+	for _, m := range msgs {
+		var err error
+		switch m := m.(type) {
+		case *pgproto3.Query:
+			err = conv(&m.String)
+		case *pgproto3.Parse:
+			err = conv(&m.Query)
+		case *pgproto3.Bind:
+			// A new slice: the values belong to the Statement.
+			ps := make([][]byte, len(m.Parameters))
+			for i, p := range m.Parameters {
+				if p == nil {
+					continue
+				}
+				s := string(p)
+				if err = conv(&s); err != nil {
+					break
+				}
+				ps[i] = []byte(s)
+			}
+			m.Parameters = ps
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

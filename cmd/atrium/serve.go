@@ -28,7 +28,7 @@ import (
 // the NL and operations flags are declared by addNLFlags and addOpsFlags.
 type serveFlags struct {
 	listen, upstream, upSSL, upRoot, tlsCert, tlsKey string
-	maxConns, maxMsg                                 int
+	maxConns, maxMsg, maxPortal                      int
 	idle, shutdown, connectTimeout                   time.Duration
 	logLevel, logFormat                              string
 
@@ -52,7 +52,8 @@ func addServeFlags(fs *flag.FlagSet, env *cliEnv) *serveFlags {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `file` presented to clients that ask for TLS (with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` for --tls-cert")
 	fs.IntVar(&f.maxConns, "max-connections", proxy.DefaultMaxConnections, "most concurrent client connections; more are refused (SQLSTATE 53300)")
-	fs.IntVar(&f.maxMsg, "max-message-size", proxy.DefaultMaxMessageSize, "largest client message body in `bytes`; larger ones are refused (SQLSTATE 54000)")
+	fs.IntVar(&f.maxMsg, "max-message-size", proxy.DefaultMaxMessageSize, "largest client message body in `bytes`; larger ones are refused (SQLSTATE 54000); default PostgreSQL's own limit")
+	fs.IntVar(&f.maxPortal, "max-portal-buffer", proxy.DefaultMaxPortalBuffer, "most `bytes` of a question's rows a session holds for a client fetching them with a row limit (JDBC fetch size); more fail with SQLSTATE 54000")
 	fs.DurationVar(&f.idle, "idle-timeout", 0, "close client sessions idle this long (0: never)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", proxy.DefaultShutdownTimeout, "on SIGTERM, how long sessions may finish their transaction before they are closed")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", proxy.DefaultConnectTimeout, "timeout for connecting to the upstream")
@@ -105,7 +106,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := proxy.Config{
 		Upstream: sf.upstream, UpstreamSSLMode: sf.upSSL, UpstreamSSLRootCert: sf.upRoot,
 		TLSCert: sf.tlsCert, TLSKey: sf.tlsKey, MaxConnections: sf.maxConns, MaxMessageSize: sf.maxMsg,
-		IdleTimeout: sf.idle, ShutdownTimeout: sf.shutdown, ConnectTimeout: sf.connectTimeout,
+		MaxPortalBuffer: sf.maxPortal,
+		IdleTimeout:     sf.idle, ShutdownTimeout: sf.shutdown, ConnectTimeout: sf.connectTimeout,
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err.Error()}
