@@ -33,6 +33,16 @@
 // statements may be mixed in one pipeline and responses keep their order.
 // Limits: a Statement cannot use the upstream behind an unsynced Bind or
 // Execute of another statement in the same pipeline (SQLSTATE 0A000); named
-// virtual portals do not survive Sync; a client disconnect is noticed after
-// the running Statement returns.
+// virtual portals do not survive Sync; rows held for a portal fetched with a
+// row limit are bounded by Config.MaxPortalBuffer (54000 past it).
+//
+// While a Statement runs, the session watches the client socket (see
+// watch.go): a client that closes or resets its connection cancels the
+// Statement's context at once, and the session ends once the Statement has
+// put the upstream back; bytes a pipelining client sends meanwhile are held
+// and read in order afterwards. Statement text reaches the Handler as UTF-8
+// whatever the client_encoding, and what a Statement sends upstream is
+// converted back to the client's encoding; a Query with a NUL inside, a
+// malformed Parse and Describe or Close of an unknown subtype are relayed
+// unintercepted, so the server answers them as it would without the proxy.
 package proxy

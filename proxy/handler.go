@@ -69,11 +69,20 @@ func (hs Handlers) Intercept(ctx context.Context, info SessionInfo, sql string) 
 // just before the first Execute. Execute runs once per portal bound to it. Statements take no parameters: a Bind
 // with parameter values is refused with SQLSTATE 08P01. When the client
 // fetches with a row limit, the session buffers the rows Execute wrote and
-// hands them out across PortalSuspended; Execute still runs once per portal.
+// hands them out across PortalSuspended; Execute still runs once per portal,
+// and RowWriter.Row fails with SQLSTATE 54000 once the session holds more
+// than Config.MaxPortalBuffer bytes of such rows.
 //
 // Describe and Execute are called from the session's goroutine only; ctx is
 // cancelled when the client sends a CancelRequest for this session, when the
-// client disconnects, or when the proxy shuts down.
+// client disconnects (closes or resets its socket, noticed at once while the
+// Statement runs), or when the proxy shuts down. After a disconnect the
+// session ends as soon as the Statement returns, so a Statement should clean
+// up on the upstream (with a context of its own) before returning.
+//
+// The sql a Handler sees is UTF-8 whatever the session's client_encoding;
+// text a Statement sends through Upstream is converted to the client's
+// encoding, and result values come back in it.
 type Statement interface {
 	// Describe returns the row description of the statement's result, or nil
 	// when it returns no rows. It may use the upstream session (up) to
