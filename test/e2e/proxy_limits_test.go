@@ -32,16 +32,16 @@ func TestProxyOversizedMessageIsReported(t *testing.T) {
 	p := startProxy(t, proxyOpts{cfg: proxy.Config{MaxMessageSize: 64 << 10}})
 	r := dialRaw(t, p.addr)
 	r.startup(pgproto3.ProtocolVersion30, dbParams(t, db))
-	sent := make(chan error, 1)
-	go func() {
-		_, err := r.nc.Write(queryMsg(64 << 20)) // far more than socket buffers hold
-		sent <- err
-	}()
+	// Like JDBC, the client writes the whole message (far more than socket
+	// buffers hold) before it reads anything. Before the fix the proxy
+	// closed with the rest unread, the connection was reset, and the
+	// client's write failed without the error ever being read.
+	_, err := r.nc.Write(queryMsg(16 << 20))
+	require.NoError(t, err, "the proxy must take the refused message in before closing")
 	e := r.expectError()
 	require.Equal(t, "54000", e.Code)
 	require.Equal(t, "FATAL", e.Severity)
 	r.expectClosed()
-	<-sent
 }
 
 // PostgreSQL takes client messages up to 1 GB, so the proxy does too by
