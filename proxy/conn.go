@@ -75,8 +75,10 @@ type conn struct {
 	extFailed atomic.Bool
 	upFatal   atomic.Bool // a FATAL ErrorResponse from upstream was relayed
 	leaving   atomic.Bool // the client sent Terminate; upstream EOF is expected
-	ownCh     chan ownMsg // upstream messages of the proxy's own queries
-	upDone    chan struct{}
+	// clientGone: a clientWatch saw the client close or reset its end.
+	clientGone atomic.Bool
+	ownCh      chan ownMsg // upstream messages of the proxy's own queries
+	upDone     chan struct{}
 	// bg holds goroutines the session starts besides upstreamLoop (a
 	// CancelRequest sent upstream); serve waits for them before the
 	// connection counts as closed.

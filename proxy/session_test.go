@@ -59,6 +59,7 @@ type fakeUpstream struct {
 	queries  []string
 	cancels  []pgproto3.CancelRequest
 	saslMech []string // offered mechanisms; nil: trust
+	hang     string   // a Query the server never answers
 	wg       sync.WaitGroup
 }
 
@@ -114,6 +115,9 @@ func (f *fakeUpstream) serve(nc net.Conn) {
 			f.mu.Lock()
 			f.queries = append(f.queries, m.String)
 			f.mu.Unlock()
+			if m.String == f.hang && f.hang != "" {
+				continue
+			}
 			be.Send(&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("x"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}})
 			be.Send(&pgproto3.DataRow{Values: [][]byte{[]byte("upstream")}})
 			be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")})

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -105,6 +106,7 @@ type receiver struct {
 	c         *conn
 	ctx       context.Context
 	cancelled bool
+	grace     *time.Timer // armed once the client is gone
 }
 
 // cancelUpstreamAsync sends a CancelRequest for the upstream backend
@@ -126,17 +128,35 @@ func (r *receiver) next() (ownMsg, error) {
 		if !r.cancelled {
 			done = r.ctx.Done()
 		}
+		var grace <-chan time.Time
+		if r.c.clientGone.Load() {
+			// Nobody waits for the answer any more: give the server a
+			// while to honour the cancel (so the Statement can roll back
+			// cleanly), then close the session rather than wait on an
+			// upstream that does not answer.
+			if r.grace == nil {
+				r.grace = time.NewTimer(goneGrace)
+			}
+			grace = r.grace.C
+		}
 		select {
 		case m := <-r.c.ownCh:
 			return m, nil
 		case <-done:
 			r.cancelled = true
 			r.c.cancelUpstreamAsync()
+		case <-grace:
+			r.c.log.Warn("upstream did not answer after the client went away; closing the session")
+			r.c.finish(EndClientClosed)
 		case <-r.c.done:
 			return ownMsg{}, errSessionEnded
 		}
 	}
 }
+
+// goneGrace is how long a Statement's request may still wait for the
+// upstream after the client went away.
+const goneGrace = 10 * time.Second
 
 // collect runs the receive loop of one request the proxy sent upstream
 // for a Statement. It keeps the first server error, passes notices to
@@ -146,6 +166,11 @@ func (r *receiver) next() (ownMsg, error) {
 // the first of: the server's error, the handler's error, the cancellation.
 func (u *upstream) collect(ctx context.Context, notice func(*pgproto3.NoticeResponse) error, handle func(ownMsg) error) error {
 	r := receiver{c: u.c, ctx: ctx}
+	defer func() {
+		if r.grace != nil {
+			r.grace.Stop()
+		}
+	}()
 	var qerr, herr error
 	for {
 		m, err := r.next()

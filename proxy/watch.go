@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,19 +51,19 @@ func (s *clientSource) Read(p []byte) (int, error) {
 }
 
 // clientWatch is one watch of the client while a Statement runs. Its
-// goroutine owns held and gone until done is closed.
+// goroutine owns held until done is closed.
 type clientWatch struct {
 	nc   net.Conn
+	gone *atomic.Bool // conn.clientGone: set before cancel is called
 	done chan struct{}
 	held []byte
-	gone bool // the client closed or reset its end, or finish closed it
 }
 
 // watchClient starts watching the client; cancel is called when the client
 // goes away. The caller (the session goroutine) must call stop before it
 // reads the client again.
 func (c *conn) watchClient(cancel context.CancelFunc) *clientWatch {
-	w := &clientWatch{nc: c.client(), done: make(chan struct{}), held: c.src.held}
+	w := &clientWatch{nc: c.client(), gone: &c.clientGone, done: make(chan struct{}), held: c.src.held}
 	c.src.held = nil
 	go w.run(cancel)
 	return w
@@ -87,7 +88,7 @@ func (w *clientWatch) run(cancel context.CancelFunc) {
 		// EOF, a reset, or the socket closed under us: the client is
 		// gone. Bytes it sent before are kept; the session will not need
 		// them, but a later read must see the same stream.
-		w.gone = true
+		w.gone.Store(true)
 		cancel()
 		return
 	}
@@ -102,5 +103,5 @@ func (w *clientWatch) stop(c *conn) bool {
 	if len(w.held) > 0 {
 		c.src.held = w.held
 	}
-	return w.gone
+	return w.gone.Load()
 }

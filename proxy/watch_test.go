@@ -147,3 +147,44 @@ func TestStatementWatchKeepsPipelinedMessages(t *testing.T) {
 	up.mu.Unlock()
 	require.NoError(t, st.ctxErr())
 }
+
+// upstreamStmt runs one query upstream.
+type upstreamStmt struct{ sql string }
+
+func (u upstreamStmt) Describe(context.Context, Upstream) ([]pgproto3.FieldDescription, error) {
+	return nil, nil
+}
+
+func (u upstreamStmt) Execute(ctx context.Context, up Upstream, _ RowWriter) (string, error) {
+	_, err := up.Query(ctx, u.sql)
+	return "DONE", err
+}
+
+// When the client is gone and the upstream answers neither the query nor
+// the cancel, the session does not wait for it forever: it closes.
+func TestClientGoneUpstreamSilent(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	up := &fakeUpstream{hang: "hang"}
+	h := HandlerFunc(func(_ context.Context, _ SessionInfo, sql string) (Statement, error) {
+		if sql == "question" {
+			return upstreamStmt{sql: "hang"}, nil
+		}
+		return nil, nil
+	})
+	p := startPipeProxy(t, up, h)
+	c, _ := p.connect(t)
+	c.fe.Send(&pgproto3.Query{String: "question"})
+	require.NoError(t, c.fe.Flush())
+	require.Eventually(t, func() bool {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return len(up.queries) == 1
+	}, 20*time.Second, 5*time.Millisecond)
+	require.NoError(t, c.nc.Close())
+	require.Eventually(t, func() bool {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return len(up.cancels) == 1
+	}, 20*time.Second, 5*time.Millisecond, "no CancelRequest upstream")
+	require.Eventually(t, func() bool { return p.srv.Sessions() == 0 }, 60*time.Second, 10*time.Millisecond)
+}
