@@ -68,8 +68,9 @@ func (hs Handlers) Intercept(ctx context.Context, info SessionInfo, sql string) 
 // the client first describes the statement or a portal bound to it, or else
 // just before the first Execute. Execute runs once per portal bound to it. Statements take no parameters: a Bind
 // with parameter values is refused with SQLSTATE 08P01. When the client
-// fetches with a row limit, the session buffers the rows Execute wrote and
-// hands them out across PortalSuspended; Execute still runs once per portal,
+// fetches with a row limit, the session sends the first rows Execute writes
+// and buffers the rest, handing them out across PortalSuspended; Execute
+// still runs once per portal,
 // and RowWriter.Row fails with SQLSTATE 54000 once the session holds more
 // than Config.MaxPortalBuffer bytes of such rows.
 //

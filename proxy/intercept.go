@@ -496,8 +496,10 @@ func (c *conn) virtualExecute(body []byte) error {
 	if !p.ran {
 		p.ran = true
 		ctx, done := c.stmtContext()
+		// The first MaxRows rows go straight to the client; only the rest
+		// wait for the next Execute.
 		w := &rowSink{c: c, fields: p.vs.fields, formats: p.formats, sentDesc: true, buffer: e.MaxRows > 0,
-			room: c.srv.cfg.MaxPortalBuffer - c.heldBytes()}
+			direct: int(e.MaxRows), room: c.srv.cfg.MaxPortalBuffer - c.heldBytes()}
 		tag, err := p.vs.st.Execute(ctx, &upstream{c: c, usable: !c.unsafeUp}, w)
 		done()
 		c.srv.obs.Intercepted(p.vs.kind, time.Since(start), err)
@@ -505,9 +507,10 @@ func (c *conn) virtualExecute(body []byte) error {
 			return err
 		}
 		p.tag, p.rows, p.bytes = tag, w.rows, w.held
-		if !w.buffer {
-			return c.sendClient(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		if len(p.rows) > 0 {
+			return c.sendClient(&pgproto3.PortalSuspended{})
 		}
+		return c.sendClient(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 	}
 	// Hand out buffered rows, honouring the row limit.
 	w := &rowSink{c: c, fields: p.vs.fields, formats: p.formats, sentDesc: true}
@@ -551,7 +554,8 @@ type rowSink struct {
 	fields   []pgproto3.FieldDescription
 	formats  []int16
 	sentDesc bool
-	buffer   bool
+	buffer   bool // hold rows past the first direct ones
+	direct   int
 	rows     [][][]byte
 	held     int // bytes of rows, by rowSize
 	room     int // most bytes rows may hold
@@ -578,7 +582,9 @@ func (w *rowSink) Row(values [][]byte) error {
 	if len(values) != len(w.fields) {
 		return fmt.Errorf("statement wrote a row of %d values for %d columns", len(values), len(w.fields))
 	}
-	if w.buffer {
+	if w.buffer && w.direct > 0 {
+		w.direct--
+	} else if w.buffer {
 		if w.held += rowSize(values); w.held > w.room {
 			return &Error{Code: codeProgramLimit,
 				Message: "result too large to hold for fetching with a row limit",

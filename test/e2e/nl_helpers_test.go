@@ -75,6 +75,8 @@ type nlOpts struct {
 	llmTimeout time.Duration
 	// noLLM starts without a generator.
 	noLLM bool
+	// proxyCfg configures the proxy (its Upstream is filled in).
+	proxyCfg proxy.Config
 }
 
 func startNL(t *testing.T, o nlOpts) *nlEnv {
@@ -124,7 +126,7 @@ func startNL(t *testing.T, o nlOpts) *nlEnv {
 		Versions: sqlgen.NewCatalogVersion(pool, -1), Logger: log, Registerer: e.reg,
 	})
 	require.NoError(t, err)
-	e.px = startProxy(t, proxyOpts{handler: proxy.Handlers{proxy.VersionHandler("test-version"), e.p}})
+	e.px = startProxy(t, proxyOpts{cfg: o.proxyCfg, handler: proxy.Handlers{proxy.VersionHandler("test-version"), e.p}})
 	return e
 }
 
