@@ -408,10 +408,10 @@ func (c *conn) clientLoop() EndReason {
 const maxKeptBuf = 64 << 10
 
 // refuseOversized ends the session over a client message larger than
-// Config.MaxMessageSize: it logs why, sends 54000, and drains what the
-// client is still sending for a while before closing, because closing a
-// socket with unread input resets the connection, and the reset makes the
-// client's kernel drop the error before the client reads it.
+// Config.MaxMessageSize: it logs why, sends 54000, and drains the message
+// for a while before closing. Closing a socket with unread input resets the
+// connection: a client still writing the message (JDBC writes all of it
+// before it reads) then fails its write and never reads the error.
 func (c *conn) refuseOversized(typ byte, n, limit int) EndReason {
 	c.log.Warn("client message over the size limit; closing the session",
 		"type", string(rune(typ)), "bytes", n, "limit", limit)
