@@ -21,6 +21,7 @@ import (
 // query log.
 type opsFlags struct {
 	adminListen       string
+	adminPprof        bool
 	queryLog          bool
 	queryLogRetention time.Duration
 	queryLogQueue     int
@@ -32,6 +33,8 @@ func addOpsFlags(fs *flag.FlagSet) *opsFlags {
 	o := &opsFlags{}
 	fs.StringVar(&o.adminListen, "admin-listen", telemetry.DefaultAdminListen,
 		"`address` of the admin HTTP server: /metrics, /healthz, /readyz (empty: no admin server)")
+	fs.BoolVar(&o.adminPprof, "admin-pprof", false,
+		"also serve Go's profiler under /debug/pprof/ on the admin listener (for profiling; off in production)")
 	fs.BoolVar(&o.queryLog, "query-log", true,
 		"record every question and RETRIEVE in atrium.query_log in the catalog database")
 	fs.DurationVar(&o.queryLogRetention, "query-log-retention", 30*24*time.Hour,
@@ -103,7 +106,7 @@ func startOps(ctx context.Context, f *opsFlags, deps opsDeps) (*ops, error) {
 		if deps.Catalog != nil {
 			checks = append(checks, telemetry.PingCheck("catalog", deps.Catalog))
 		}
-		o.Admin = telemetry.NewAdminServer(telemetry.AdminConfig{Listen: f.adminListen},
+		o.Admin = telemetry.NewAdminServer(telemetry.AdminConfig{Listen: f.adminListen, Pprof: f.adminPprof},
 			telemetry.AdminOptions{Gatherer: reg, Checks: checks, Logger: log})
 		if err := o.Admin.Listen(); err != nil {
 			if o.QueryLog != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -80,6 +81,10 @@ type AdminConfig struct {
 	Listen string
 	// CheckTimeout bounds each readiness check (default 2s).
 	CheckTimeout time.Duration
+	// Pprof serves Go's profiler under /debug/pprof/. Off by default: a
+	// profile reveals internals and costs CPU while it runs, so it is for
+	// an operator who asks for it (and the proxy benchmark).
+	Pprof bool
 }
 
 // AdminOptions are the admin server's dependencies.
@@ -145,9 +150,20 @@ func (s *AdminServer) Handler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
+	index := "Atrium admin: /metrics /healthz /readyz"
+	if s.cfg.Pprof {
+		// pprof.Index serves the named profiles (heap, allocs, goroutine,
+		// ...) below its prefix; the other four are handlers of their own.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		index += " /debug/pprof/"
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "Atrium admin: /metrics /healthz /readyz")
+		fmt.Fprintln(w, index)
 	})
 	return mux
 }

@@ -137,11 +137,40 @@ func TestAdminServer(t *testing.T) {
 	require.Contains(t, body, `atrium_build_info{version="1.2.3-test"} 1`)
 	require.Contains(t, body, "go_goroutines")
 
+	code, _ = get(t, base+"/debug/pprof/")
+	require.Equal(t, http.StatusNotFound, code, "the profiler is off unless asked for")
+
 	s.SetDraining()
 	code, _ = get(t, base+"/readyz")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	code, _ = get(t, base+"/healthz")
 	require.Equal(t, http.StatusOK, code, "draining is not dead")
+
+	cancel()
+	require.NoError(t, <-done)
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestAdminPprof: with Pprof on, the admin listener serves Go's profiler
+// (named profiles and a short CPU profile).
+func TestAdminPprof(t *testing.T) {
+	s := NewAdminServer(AdminConfig{Listen: "127.0.0.1:0", Pprof: true}, AdminOptions{Gatherer: prometheus.NewRegistry()})
+	require.NoError(t, s.Listen())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	base := "http://" + s.Addr()
+
+	code, body := get(t, base+"/debug/pprof/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "allocs")
+	code, _ = get(t, base+"/debug/pprof/allocs")
+	require.Equal(t, http.StatusOK, code)
+	code, _ = get(t, base+"/debug/pprof/profile?seconds=1")
+	require.Equal(t, http.StatusOK, code)
+	code, body = get(t, base+"/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "/debug/pprof/")
 
 	cancel()
 	require.NoError(t, <-done)
