@@ -18,14 +18,20 @@ import (
 //
 // Intercept is on the hot path of every simple query: a Handler should reject
 // text it does not own with a cheap check (a prefix, a keyword) before doing
-// anything expensive, and must not block on I/O to decide.
+// anything expensive, and must not block on I/O to decide. So that ordinary
+// SQL is never copied, the session first offers the text as a view of its
+// read buffer, valid only during that call; when the Handler claims it
+// (returns a Statement or an error), the session discards that answer and
+// asks again with a string the Handler may keep. The decision must therefore
+// depend only on the arguments.
 type Handler interface {
 	// Intercept inspects one statement's text (a whole simple Query string,
 	// which may hold several statements, or one Parse's query). It returns a
 	// non-nil Statement to take the statement over; the returned Statement
 	// belongs to the session that asked, and is used from that session's
 	// goroutine only. An error is reported to the client as an ErrorResponse
-	// (see Error) and the session continues. The sql string may be retained.
+	// (see Error) and the session continues. The sql string may be retained
+	// only when Intercept returns a Statement or an error (see above).
 	Intercept(ctx context.Context, info SessionInfo, sql string) (Statement, error)
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -177,7 +179,7 @@ func (c *conn) upstreamLoop() {
 				return
 			}
 		}
-		typ, n, err := readHeader(c.ur)
+		typ, n, frame, err := nextMessage(c.ur)
 		if err != nil {
 			c.upstreamFailed(err)
 			return
@@ -188,6 +190,9 @@ func (c *conn) upstreamLoop() {
 		}
 		switch {
 		case head == kOwn && typ != 'A' && typ != 'S':
+			if frame != nil {
+				_, _ = c.ur.Discard(5)
+			}
 			body := make([]byte, n)
 			if _, err := io.ReadFull(c.ur, body); err != nil {
 				c.upstreamFailed(err)
@@ -205,7 +210,9 @@ func (c *conn) upstreamLoop() {
 			}
 			continue
 		case head == kSwallow:
-			if err := discardBody(c.ur, n); err != nil {
+			if frame != nil {
+				_, _ = c.ur.Discard(len(frame))
+			} else if err := discardBody(c.ur, n); err != nil {
 				c.upstreamFailed(err)
 				return
 			}
@@ -214,28 +221,32 @@ func (c *conn) upstreamLoop() {
 			}
 			continue
 		}
-		switch typ {
-		case 'Z', 'E', 'S':
+		var tx byte
+		switch {
+		case frame != nil:
+			// The whole message is buffered (the common case): inspect
+			// it in place and forward the raw frame.
+			if tx, err = c.noteUpstream(typ, frame[5:]); err != nil {
+				c.upstreamFailed(err)
+				return
+			}
+			c.wmu.Lock()
+			_, err = c.cw.Write(frame)
+			c.wmu.Unlock()
+			_, _ = c.ur.Discard(len(frame))
+			if err != nil {
+				c.finish(EndClientClosed)
+				return
+			}
+		case typ == 'Z' || typ == 'E' || typ == 'S':
 			body, err := readBody(c.ur, &c.ubuf, n)
 			if err != nil {
 				c.upstreamFailed(err)
 				return
 			}
-			var tx byte
-			switch typ {
-			case 'Z':
-				if n != 1 {
-					c.upstreamFailed(protocolErrorf("invalid ReadyForQuery length %d", n))
-					return
-				}
-				tx = body[0]
-			case 'E':
-				c.copyIn.Store(false)
-				if isFatal(body) {
-					c.upFatal.Store(true)
-				}
-			case 'S':
-				c.setParam(body)
+			if tx, err = c.noteUpstream(typ, body); err != nil {
+				c.upstreamFailed(err)
+				return
 			}
 			c.wmu.Lock()
 			_ = writeHeader(c.cw, typ, n)
@@ -245,26 +256,13 @@ func (c *conn) upstreamLoop() {
 				c.finish(EndClientClosed)
 				return
 			}
-			if completes[head][typ] {
-				head = c.complete(typ, tx)
-			}
 			if cap(c.ubuf) > maxKeptBuf {
 				c.ubuf = nil // a rare large ErrorResponse
 			}
 		default:
-			if typ == 'G' {
-				c.copyIn.Store(true)
-				c.mu.Lock()
-				if c.mu.idleCh != nil {
-					// A waiter must not wait for a COPY that needs the
-					// client's data to finish.
-					close(c.mu.idleCh)
-					c.mu.idleCh = nil
-				}
-				c.mu.Unlock()
-			}
+			// Larger than the read buffer: stream the body through.
+			_, _ = c.noteUpstream(typ, nil)
 			c.wmu.Lock()
-			var err error
 			if err = writeHeader(c.cw, typ, n); err != nil {
 				err = &writeFailed{err: err}
 			} else {
@@ -280,14 +278,45 @@ func (c *conn) upstreamLoop() {
 				}
 				return
 			}
-			if typ == 'C' && c.copyIn.Load() {
-				c.copyIn.Store(false)
-			}
-			if completes[head][typ] {
-				head = c.complete(typ, 0)
-			}
+		}
+		if typ == 'C' && c.copyIn.Load() {
+			c.copyIn.Store(false)
+		}
+		if completes[head][typ] {
+			head = c.complete(typ, tx)
 		}
 	}
+}
+
+// noteUpstream records what an upstream message about to be relayed means
+// for the session and returns the transaction status of a ReadyForQuery.
+// body is nil only for message types whose body is not inspected.
+func (c *conn) noteUpstream(typ byte, body []byte) (tx byte, err error) {
+	switch typ {
+	case 'Z':
+		if len(body) != 1 {
+			return 0, protocolErrorf("invalid ReadyForQuery length %d", len(body))
+		}
+		return body[0], nil
+	case 'E':
+		c.copyIn.Store(false)
+		if isFatal(body) {
+			c.upFatal.Store(true)
+		}
+	case 'S':
+		c.setParam(body)
+	case 'G':
+		c.copyIn.Store(true)
+		c.mu.Lock()
+		if c.mu.idleCh != nil {
+			// A waiter must not wait for a COPY that needs the client's
+			// data to finish.
+			close(c.mu.idleCh)
+			c.mu.idleCh = nil
+		}
+		c.mu.Unlock()
+	}
+	return 0, nil
 }
 
 // upstreamFailed reports a lost upstream to the client (unless the server
@@ -329,14 +358,26 @@ func (c *conn) clientLoop() EndReason {
 				return r
 			}
 		}
-		typ, n, err := readHeader(c.cr)
+		typ, n, frame, err := nextMessage(c.cr)
 		if err != nil {
 			return c.clientReadFailed(err)
 		}
 		if n > maxBody {
+			if frame != nil {
+				_, _ = c.cr.Discard(5) // refuseOversized drains the body
+			}
 			return c.refuseOversized(typ, n, maxBody)
 		}
 		c.in.add(n)
+		if frame != nil {
+			if r, stop, done := c.forwardInPlace(typ, frame); done {
+				if stop {
+					return r
+				}
+				continue
+			}
+			_, _ = c.cr.Discard(5) // the paths below read the body only
+		}
 		if c.discard && typ != 'S' && typ != 'X' {
 			if err := discardBody(c.cr, n); err != nil {
 				return c.clientReadFailed(err)
@@ -431,6 +472,85 @@ func (c *conn) refuseOversized(typ byte, n, limit int) EndReason {
 // lingerTimeout bounds how long a refused client may keep sending before the
 // proxy closes the connection anyway.
 const lingerTimeout = 5 * time.Second
+
+// forwardInPlace relays a client message that is wholly in the read buffer
+// (frame, header included) as it stands: one copy into the upstream's write
+// buffer, no decoding. A Query or Parse is offered to the Handler as a view
+// of the buffer, so ordinary SQL is never copied. done is false, and nothing
+// consumed, for what needs the general path: a Terminate, an unknown type,
+// skipping after an error, a statement the Handler claims, and messages
+// that may name a virtual statement or portal.
+func (c *conn) forwardInPlace(typ byte, frame []byte) (r EndReason, stop, done bool) {
+	if c.discard {
+		return 0, false, false
+	}
+	body := frame[5:]
+	var k kind
+	switch typ {
+	case 'Q':
+		// Malformed strings, and text the Handler claims, take onQuery.
+		if len(body) == 0 || body[len(body)-1] != 0 {
+			return 0, false, false
+		}
+		sql := body[:len(body)-1]
+		if c.interceptable() && bytes.IndexByte(sql, 0) < 0 && c.claims(sql) {
+			return 0, false, false
+		}
+		k = kQuery
+	case 'P':
+		if len(c.virt) > 0 {
+			return 0, false, false
+		}
+		name, query, ok := parseFields(body)
+		if !ok || c.interceptable() && c.claims(query) {
+			return 0, false, false
+		}
+		c.unsynced = true
+		if len(name) == 0 {
+			c.unsafeUp = true
+		}
+		k = kParse
+	case 'B', 'D', 'E', 'C':
+		if len(c.virt) > 0 || len(c.vportals) > 0 {
+			return 0, false, false
+		}
+		c.unsynced = true
+		if typ == 'B' || typ == 'E' {
+			c.unsafeUp = true
+		}
+		k = kindOf(typ)
+	case 'S':
+		clear(c.vportals)
+		c.unsynced = false
+		c.unsafeUp = false
+		k = kSync
+	case 'F':
+		k = kFunc
+	case 'H':
+		c.cwDirty = true
+	case 'd', 'c', 'f':
+	default:
+		return 0, false, false
+	}
+	if k != kNone {
+		c.push(k)
+	}
+	_, err := c.uw.Write(frame)
+	_, _ = c.cr.Discard(len(frame))
+	if err != nil {
+		c.upstreamFailed(err)
+		return EndUpstreamClosed, true, true
+	}
+	return 0, false, true
+}
+
+// claims says whether the Handler takes over the statement text sql, which
+// it sees as a view of the read buffer, valid only during the call (see
+// Handler: a Handler that claims it is asked again with a copy it may keep).
+func (c *conn) claims(sql []byte) bool {
+	st, err := c.intercept(unsafe.String(unsafe.SliceData(sql), len(sql)))
+	return st != nil || err != nil
+}
 
 func kindOf(typ byte) kind {
 	switch typ {

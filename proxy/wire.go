@@ -100,12 +100,69 @@ func discardBody(r *bufio.Reader, n int) error {
 	return unexpectedEOF(err)
 }
 
+// nextMessage reads the next message's header. When the whole message is
+// already in r's buffer it consumes nothing and returns the message (header
+// included) as frame, which stays valid until r is next read or discarded:
+// the relay inspects and forwards such a message in place, with its one copy
+// into the other side's write buffer. Otherwise it consumes the header and
+// frame is nil, as readHeader does.
+func nextMessage(r *bufio.Reader) (typ byte, n int, frame []byte, err error) {
+	h, err := r.Peek(5)
+	if err != nil {
+		if errors.Is(err, io.EOF) && len(h) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, 0, nil, err
+	}
+	typ = h[0]
+	l := int32(binary.BigEndian.Uint32(h[1:]))
+	if l < 4 {
+		_, _ = r.Discard(5)
+		return typ, 0, nil, protocolErrorf("invalid message length %d for message type %q", l, typ)
+	}
+	n = int(l) - 4
+	if r.Buffered() >= 5+n {
+		frame, _ = r.Peek(5 + n)
+		return typ, n, frame, nil
+	}
+	_, _ = r.Discard(5)
+	return typ, n, nil, nil
+}
+
+// writeHeader encodes a message header straight into w's buffer: a header
+// passed to Write as a slice of a local array would escape to the heap,
+// one allocation per relayed message.
 func writeHeader(w *bufio.Writer, typ byte, n int) error {
-	var h [5]byte
-	h[0] = typ
+	if w.Available() < 5 {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	h := append(w.AvailableBuffer(), typ, 0, 0, 0, 0)
 	binary.BigEndian.PutUint32(h[1:], uint32(n+4))
-	_, err := w.Write(h[:])
+	_, err := w.Write(h)
 	return err
+}
+
+// parseFields splits a Parse body into the statement name and query text,
+// as views of body, and checks the parameter type list that follows; ok is
+// false when the body is malformed, trailing bytes included (onParse then
+// relays it for the server to refuse, as it would without the proxy).
+func parseFields(body []byte) (name, query []byte, ok bool) {
+	k := bytes.IndexByte(body, 0)
+	if k < 0 {
+		return nil, nil, false
+	}
+	name, body = body[:k], body[k+1:]
+	k = bytes.IndexByte(body, 0)
+	if k < 0 {
+		return nil, nil, false
+	}
+	query, body = body[:k], body[k+1:]
+	if len(body) < 2 || len(body)-2 != 4*int(binary.BigEndian.Uint16(body)) {
+		return nil, nil, false
+	}
+	return name, query, true
 }
 
 func unexpectedEOF(err error) error {
