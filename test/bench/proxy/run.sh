@@ -7,12 +7,38 @@
 # For each protocol (-M simple, -M prepared) and client count (1, 16, 64) it
 # runs `pgbench -S` for $DURATION seconds against each target in turn, then
 # measures connection set-up (`pgbench -S -C`). It prints TPS, average, median
-# and p99 latency (from pgbench's per-transaction logs) and the ratios
+# and p99 latency (from pgbench's per-transaction logs), each proxy's CPU
+# seconds per 100k transactions, the load average, and the ratios
 # Atrium/PgBouncer and Atrium/direct, and writes the same as JSON and Markdown
 # to test/bench/results/ (git-ignored).
 #
+# Method (why the numbers look the way they do):
+# - Targets alternate within each (protocol, clients) cell (direct,
+#   PgBouncer, Atrium, then the next cell), and REPEATS > 1 runs the whole
+#   cycle again, so drift in the machine's load hits every target alike. A
+#   cell reports the median TPS and latency of its repeats.
+# - CPU per transaction is the figure that carries to other machines: on a
+#   small host pgbench, PostgreSQL and the proxy compete for the same cores,
+#   so TPS mostly measures the competition. For each proxy the script reads
+#   utime+stime of its process from /proc/PID/stat just before and after each
+#   pgbench run and reports (CPU seconds / transactions) * 100000, summed over
+#   the repeats. PgBouncer is one process (one thread); Atrium's figure covers
+#   all its threads (Go runtime included).
+# - The 1-minute load average is recorded after every run and reported per
+#   cell; runs under a load above the core count are noisy in TPS but much
+#   less so in CPU per transaction.
+# - Every hop is plain TCP on 127.0.0.1 (no TLS, no Unix sockets), the same
+#   for all three targets. PgBouncer is started fresh for each of its runs
+#   (so its server connections never count against max_connections during
+#   the other targets' runs); Atrium runs throughout, without its admin
+#   listener and with warn-level logs, as PgBouncer runs without logging
+#   connections.
+# - Latency is pgbench's per-transaction latency (-l), client side, so "added
+#   median latency" is a proxy's p50 minus direct's p50 in the same cell.
+#
 # Settings (environment):
 #   DURATION=20          seconds per run (shorten for a smoke test)
+#   REPEATS=1            cycles over every cell (medians across them)
 #   CLIENTS="1 16 64"    client counts
 #   MODES="simple prepared"
 #   CONNECT_CLIENTS=16   clients for the connection set-up runs (empty: skip)
@@ -25,8 +51,8 @@
 #
 # No CPU pinning: pgbench, PostgreSQL and the proxy share the machine's cores,
 # as they would on a small host. On a 2-core machine the proxies compete with
-# pgbench and PostgreSQL for CPU, so absolute numbers are low; the ratios are
-# what this measures.
+# pgbench and PostgreSQL for CPU, so absolute numbers are low; the ratios and
+# the CPU per transaction are what this measures.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 # shellcheck source=deploy/lib.sh
@@ -34,6 +60,7 @@ source "$ROOT/deploy/lib.sh"
 LOG_PREFIX=bench-proxy
 
 DURATION=${DURATION:-20}
+REPEATS=${REPEATS:-1}
 CLIENTS=${CLIENTS:-1 16 64}
 MODES=${MODES:-simple prepared}
 CONNECT_CLIENTS=${CONNECT_CLIENTS-16}
@@ -177,38 +204,63 @@ target_port() {
 	esac
 }
 
+# cpu_ticks PID prints the process's user+system CPU time in clock ticks
+# (all its threads), or 0 without a process.
+cpu_ticks() {
+	if [ -n "$1" ] && [ -r "/proc/$1/stat" ]; then
+		# Fields 14 and 15 after the command name, which is in parentheses
+		# and may hold spaces: strip through the last ") " first.
+		sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+	else
+		echo 0
+	fi
+}
+clk_tck=$(getconf CLK_TCK)
+
 # run_pgbench TARGET MODE CLIENTS CONNECT(0|1) appends one result line:
-# target mode clients tps avg_ms p50_ms p99_ms transactions
+# target mode clients connect tps avg_ms p50_ms p99_ms transactions
+# proxy_cpu_s load1
 results=$work/results.tsv
 : >"$results"
 run_pgbench() {
 	local target=$1 mode=$2 clients=$3 connect=$4
-	local port threads name out
+	local port threads name out pid=
 	port=$(target_port "$target")
 	threads=$((clients < THREADS ? clients : THREADS))
 	name=$target-$mode-$clients-$connect
 	if [ "$target" = pgbouncer ]; then start_pgbouncer; fi
+	case $target in
+	pgbouncer) pid=$pgbouncer_pid ;;
+	atrium) pid=$atrium_pid ;;
+	esac
 	local args=(-n -S -M "$mode" -c "$clients" -j "$threads" -T "$DURATION"
 		-l --log-prefix="$work/log-$name" -h 127.0.0.1 -p "$port" -U "$PG_USER")
 	if [ "$connect" -eq 1 ]; then args+=(-C); fi
+	local cpu0 cpu1
+	cpu0=$(cpu_ticks "$pid")
 	if ! out=$(pgbench "${args[@]}" "$BENCH_DB" 2>&1); then
 		echo "$out" >&2
 		die "pgbench against $target failed"
 	fi
+	cpu1=$(cpu_ticks "$pid")
 	stop_pgbouncer
-	local tps
+	local tps load1
 	tps=$(awk '/^tps = / { print $3; exit }' <<<"$out")
+	load1=$(cut -d' ' -f1 /proc/loadavg)
 	# Field 3 of pgbench's per-transaction log is the latency in microseconds.
 	cat "$work"/log-"$name".* | awk '{ print $3 }' | sort -n |
-		awk -v t="$target" -v m="$mode" -v c="$clients" -v k="$connect" -v tps="$tps" '
+		awk -v t="$target" -v m="$mode" -v c="$clients" -v k="$connect" -v tps="$tps" \
+			-v cpu="$(((cpu1 - cpu0)))" -v hz="$clk_tck" -v la="$load1" '
 			{ v[NR] = $1; s += $1 }
 			END {
-				if (NR == 0) { print t, m, c, k, tps, 0, 0, 0, 0; exit }
+				if (NR == 0) { print t, m, c, k, tps, 0, 0, 0, 0, cpu / hz, la; exit }
 				p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]
-				printf "%s %s %s %s %.1f %.3f %.3f %.3f %d\n", t, m, c, k, tps, s / NR / 1000, p50 / 1000, p99 / 1000, NR
+				printf "%s %s %s %s %.1f %.3f %.3f %.3f %d %.2f %s\n", t, m, c, k, tps, s / NR / 1000, p50 / 1000, p99 / 1000, NR, cpu / hz, la
 			}' >>"$results"
 	rm -f "$work"/log-"$name".*
-	tail -n 1 "$results" | awk '{ printf "  %-9s %-8s c=%-3s %s tps=%-10s avg=%sms p50=%sms p99=%sms\n", $1, $2, $3, ($4 ? "-C" : "  "), $5, $6, $7, $8 }'
+	tail -n 1 "$results" | awk '{
+		cpu = ($1 == "direct" || $9 == 0) ? "" : sprintf(" cpu/100k=%.2fs", $10 / $9 * 100000)
+		printf "  %-9s %-8s c=%-3s %s tps=%-10s avg=%sms p50=%sms p99=%sms%s load=%s\n", $1, $2, $3, ($4 ? "-C" : "  "), $5, $6, $7, $8, cpu, $11 }'
 }
 
 log "warm-up: 5 s against PostgreSQL"
@@ -216,19 +268,25 @@ pgbench -n -S -c 4 -j 2 -T 5 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" "$BENCH_D
 runs=0
 for _ in $MODES; do for _ in $CLIENTS; do runs=$((runs + ${#targets[@]})); done; done
 [ -n "$CONNECT_CLIENTS" ] && runs=$((runs + ${#targets[@]}))
-log "$runs runs of ${DURATION}s (about $((runs * DURATION / 60 + 1)) min); targets interleaved so drift hits all alike"
-for mode in $MODES; do
-	for clients in $CLIENTS; do
-		for target in "${targets[@]}"; do
-			run_pgbench "$target" "$mode" "$clients" 0
+runs=$((runs * REPEATS))
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+log "$runs runs of ${DURATION}s (about $((runs * DURATION / 60 + 1)) min); targets interleaved so drift hits all alike; load average $load_start"
+for ((rep = 1; rep <= REPEATS; rep++)); do
+	[ "$REPEATS" -gt 1 ] && log "cycle $rep of $REPEATS"
+	for mode in $MODES; do
+		for clients in $CLIENTS; do
+			for target in "${targets[@]}"; do
+				run_pgbench "$target" "$mode" "$clients" 0
+			done
 		done
 	done
+	if [ -n "$CONNECT_CLIENTS" ]; then
+		for target in "${targets[@]}"; do
+			run_pgbench "$target" simple "$CONNECT_CLIENTS" 1
+		done
+	fi
 done
-if [ -n "$CONNECT_CLIENTS" ]; then
-	for target in "${targets[@]}"; do
-		run_pgbench "$target" simple "$CONNECT_CLIENTS" 1
-	done
-fi
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- report -------------------------------------------------------------------------
 stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -239,47 +297,77 @@ mkdir -p "$RESULTS_DIR"
 base=$RESULTS_DIR/proxy-$(date -u +%Y%m%d-%H%M%S)
 
 jq -R -s --arg stamp "$stamp" --arg machine "$machine" --arg pg "$pg_version" --arg bouncer "$bouncer_version" \
-	--arg atrium "$atrium_version" --argjson duration "$DURATION" --argjson scale "$SCALE" '
+	--arg atrium "$atrium_version" --argjson duration "$DURATION" --argjson scale "$SCALE" \
+	--argjson repeats "$REPEATS" --arg load_start "$load_start" --arg load_end "$load_end" '
+	def median: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2]
+		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+	def per100k(cpu; tx): if tx > 0 then cpu / tx * 100000 else null end;
+	def r3: . * 1000 | round / 1000;
+	def ratio(a; b): if a != null and b != null and b != 0 then a / b else null end;
 	[split("\n")[] | select(length > 0) | split(" ") |
 	 {target: .[0], mode: .[1], clients: (.[2] | tonumber), connect_per_tx: (.[3] == "1"),
 	  tps: (.[4] | tonumber), latency_avg_ms: (.[5] | tonumber), latency_p50_ms: (.[6] | tonumber),
-	  latency_p99_ms: (.[7] | tonumber), transactions: (.[8] | tonumber)}] as $runs |
+	  latency_p99_ms: (.[7] | tonumber), transactions: (.[8] | tonumber),
+	  proxy_cpu_s: (if .[0] == "direct" then null else (.[9] | tonumber) end), load1: (.[10] | tonumber)}] as $runs |
+	# One cell per (connect, protocol, clients, target): medians over the
+	# repeats, CPU summed over them.
+	[$runs | group_by([.connect_per_tx, (.mode != "simple"), .clients, .target])[] |
+	 {target: .[0].target, mode: .[0].mode, clients: .[0].clients, connect_per_tx: .[0].connect_per_tx,
+	  repeats: length, tps: (map(.tps) | median), latency_avg_ms: (map(.latency_avg_ms) | median | r3),
+	  latency_p50_ms: (map(.latency_p50_ms) | median | r3), latency_p99_ms: (map(.latency_p99_ms) | median | r3),
+	  transactions: (map(.transactions) | add),
+	  cpu_s_per_100k_tx: (if .[0].target == "direct" then null
+	    else per100k(map(.proxy_cpu_s) | add; map(.transactions) | add) end),
+	  load1_max: (map(.load1) | max)}] as $cells |
 	{benchmark: "proxy", date: $stamp, machine: $machine, postgresql: $pg, pgbouncer: $bouncer,
-	 atrium: $atrium, duration_s: $duration, scale: $scale,
+	 atrium: $atrium, duration_s: $duration, repeats: $repeats, scale: $scale,
+	 load_average_start: $load_start, load_average_end: $load_end,
 	 command: "PGSSLMODE=disable pgbench -n -S -M MODE -c CLIENTS -j min(CLIENTS,2) -T DURATION -l [-C]",
-	 runs: $runs,
-	 ratios: [$runs | group_by([.connect_per_tx, (.mode != "simple"), .clients])[] |
+	 runs: $runs, cells: $cells,
+	 ratios: [$cells | group_by([.connect_per_tx, (.mode != "simple"), .clients])[] |
 	   (map({key: .target, value: .}) | from_entries) as $g |
 	   select($g.atrium and $g.pgbouncer and $g.direct) |
 	   {mode: $g.atrium.mode, clients: $g.atrium.clients, connect_per_tx: $g.atrium.connect_per_tx,
-	    tps_atrium_over_pgbouncer: ($g.atrium.tps / $g.pgbouncer.tps),
-	    tps_atrium_over_direct: ($g.atrium.tps / $g.direct.tps),
-	    p50_added_us_over_direct: (($g.atrium.latency_p50_ms - $g.direct.latency_p50_ms) * 1000),
-	    p50_added_us_pgbouncer_over_direct: (($g.pgbouncer.latency_p50_ms - $g.direct.latency_p50_ms) * 1000)}]}
+	    tps_atrium_over_pgbouncer: ratio($g.atrium.tps; $g.pgbouncer.tps),
+	    tps_atrium_over_direct: ratio($g.atrium.tps; $g.direct.tps),
+	    tps_pgbouncer_over_direct: ratio($g.pgbouncer.tps; $g.direct.tps),
+	    cpu_per_tx_atrium_over_pgbouncer: ratio($g.atrium.cpu_s_per_100k_tx; $g.pgbouncer.cpu_s_per_100k_tx),
+	    cpu_s_per_100k_tx_atrium: $g.atrium.cpu_s_per_100k_tx,
+	    cpu_s_per_100k_tx_pgbouncer: $g.pgbouncer.cpu_s_per_100k_tx,
+	    p50_added_us_over_direct: (($g.atrium.latency_p50_ms - $g.direct.latency_p50_ms) * 1000 | round),
+	    p50_added_us_pgbouncer_over_direct: (($g.pgbouncer.latency_p50_ms - $g.direct.latency_p50_ms) * 1000 | round),
+	    load1_max: ([$g[].load1_max] | max)}]}
 ' "$results" >"$base.json"
 
 jq -r '
-	def f(n): (n * 100 | round) / 100;
-	"Proxy benchmark, \(.date): pgbench -S (select-only), scale \(.scale), \(.duration_s) s per run.",
+	def f(n): if n == null then "-" else (n * 100 | round) / 100 end;
+	def proto: "\(.mode)\(if .connect_per_tx then " -C" else "" end)";
+	"Proxy benchmark, \(.date): pgbench -S (select-only), scale \(.scale), \(.duration_s) s per run, \(.repeats) cycle(s) (medians).",
 	"Machine: \(.machine); PostgreSQL \(.postgresql), PgBouncer \(.pgbouncer) (session mode), Atrium \(.atrium).",
+	"Load average (1, 5, 15 min) at start: \(.load_average_start); at end: \(.load_average_end).",
 	"pgbench, PostgreSQL and the proxy share the same CPUs (no pinning); TLS off on every hop.",
+	"CPU s/100k tx: the proxy process'"'"'s user+system CPU seconds per 100,000 transactions (the figure that carries to bigger machines).",
 	"",
-	"| protocol | clients | TPS direct | TPS PgBouncer | TPS Atrium | Atrium/PgBouncer | Atrium/direct | p50 ms direct / PgBouncer / Atrium | p99 ms direct / PgBouncer / Atrium |",
-	"|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-	(.runs | group_by([.connect_per_tx, (.mode != "simple"), .clients])[] |
+	"| protocol | clients | TPS direct | TPS PgBouncer | TPS Atrium | Atrium/PgBouncer | Atrium/direct | PgBouncer/direct | CPU s/100k tx PgBouncer | CPU s/100k tx Atrium | CPU Atrium/PgBouncer | p50 µs added PgBouncer / Atrium | max load |",
+	"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+	(.ratios[] as $r | .cells | map(select(.mode == $r.mode and .clients == $r.clients and .connect_per_tx == $r.connect_per_tx)) |
+	  (map({key: .target, value: .}) | from_entries) as $g |
+	  "| \($g.atrium | proto) | \($r.clients) | \($g.direct.tps | round) | \($g.pgbouncer.tps | round) | \($g.atrium.tps | round) | \(f($r.tps_atrium_over_pgbouncer)) | \(f($r.tps_atrium_over_direct)) | \(f($r.tps_pgbouncer_over_direct)) | \(f($r.cpu_s_per_100k_tx_pgbouncer)) | \(f($r.cpu_s_per_100k_tx_atrium)) | \(f($r.cpu_per_tx_atrium_over_pgbouncer)) | \($r.p50_added_us_pgbouncer_over_direct | round) / \($r.p50_added_us_over_direct | round) | \($r.load1_max) |"),
+	"",
+	"Latency (medians over the cycles):",
+	"",
+	"| protocol | clients | p50 ms direct / PgBouncer / Atrium | p99 ms direct / PgBouncer / Atrium |",
+	"|---|---:|---:|---:|",
+	(.cells | group_by([.connect_per_tx, (.mode != "simple"), .clients])[] |
 	  (map({key: .target, value: .}) | from_entries) as $g |
 	  select($g.atrium and $g.pgbouncer and $g.direct) |
-	  "| \($g.atrium.mode)\(if $g.atrium.connect_per_tx then " -C" else "" end) | \($g.atrium.clients) | \($g.direct.tps | round) | \($g.pgbouncer.tps | round) | \($g.atrium.tps | round) | \(f($g.atrium.tps / $g.pgbouncer.tps)) | \(f($g.atrium.tps / $g.direct.tps)) | \($g.direct.latency_p50_ms) / \($g.pgbouncer.latency_p50_ms) / \($g.atrium.latency_p50_ms) | \($g.direct.latency_p99_ms) / \($g.pgbouncer.latency_p99_ms) / \($g.atrium.latency_p99_ms) |"),
+	  "| \($g.atrium | proto) | \($g.atrium.clients) | \($g.direct.latency_p50_ms) / \($g.pgbouncer.latency_p50_ms) / \($g.atrium.latency_p50_ms) | \($g.direct.latency_p99_ms) / \($g.pgbouncer.latency_p99_ms) / \($g.atrium.latency_p99_ms) |"),
 	"",
-	"Every run:",
+	"Every run, in the order run:",
 	"",
-	"| protocol | clients | target | TPS | avg ms | p50 ms | p99 ms |",
-	"|---|---:|---|---:|---:|---:|---:|",
-	(.runs[] | "| \(.mode)\(if .connect_per_tx then " -C (new connection per transaction)" else "" end) | \(.clients) | \(.target) | \(.tps | round) | \(.latency_avg_ms) | \(.latency_p50_ms) | \(.latency_p99_ms) |"),
-	"",
-	"| protocol | clients | TPS Atrium/PgBouncer | TPS Atrium/direct | p50 added by Atrium (µs) | p50 added by PgBouncer (µs) |",
-	"|---|---:|---:|---:|---:|---:|",
-	(.ratios[] | "| \(.mode)\(if .connect_per_tx then " -C" else "" end) | \(.clients) | \(f(.tps_atrium_over_pgbouncer)) | \(f(.tps_atrium_over_direct)) | \(.p50_added_us_over_direct | round) | \(.p50_added_us_pgbouncer_over_direct | round) |")
+	"| protocol | clients | target | TPS | avg ms | p50 ms | p99 ms | proxy CPU s | CPU s/100k tx | load |",
+	"|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+	(.runs[] | "| \(proto)\(if .connect_per_tx then " (new connection per transaction)" else "" end) | \(.clients) | \(.target) | \(.tps | round) | \(.latency_avg_ms) | \(.latency_p50_ms) | \(.latency_p99_ms) | \(f(.proxy_cpu_s)) | \(if .proxy_cpu_s == null or .transactions == 0 then "-" else f(.proxy_cpu_s / .transactions * 100000) end) | \(.load1) |")
 ' "$base.json" >"$base.md"
 cp "$base.json" "$RESULTS_DIR/proxy-latest.json"
 cp "$base.md" "$RESULTS_DIR/proxy-latest.md"
