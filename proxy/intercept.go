@@ -121,6 +121,13 @@ func (c *conn) intercept(text string) (Statement, error) {
 	info := c.sessionInfo()
 	sql, err := decodeClientText(info.Params["client_encoding"], text)
 	if err != nil {
+		// Ordinary SQL in an encoding Atrium cannot convert must still pass
+		// untouched: refuse only what the handler would claim. Every question
+		// marker is ASCII, which all client encodings keep as is.
+		st, herr := c.srv.handler.Intercept(c.ctx, info, text)
+		if st == nil && herr == nil {
+			return nil, nil
+		}
 		return nil, err
 	}
 	return c.srv.handler.Intercept(c.ctx, info, sql)

@@ -41,3 +41,43 @@ func TestNLLatin1Client(t *testing.T) {
 	require.NotEmpty(t, reqs)
 	require.Equal(t, "café customers", reqs[len(reqs)-1].Question)
 }
+
+// Ordinary SQL from a client whose encoding Atrium cannot convert (EUC_TW is
+// not in its table) still passes through untouched: only a question in such
+// an encoding is refused, with 0A000.
+func TestUnconvertibleEncodingPassesOrdinarySQL(t *testing.T) {
+	e := startNL(t, nlOpts{cfg: fastCfg()})
+	r := dialRaw(t, e.px.addr)
+	r.startup(pgproto3.ProtocolVersion30, dbParams(t, e.db, "client_encoding", "EUC_TW"))
+	// \xa4\xa4 is 中 in EUC_TW.
+	r.send(&pgproto3.Query{String: "SELECT '\xa4\xa4' AS c"})
+	var got []string
+	for {
+		m, err := r.recv()
+		require.NoError(t, err)
+		if er, ok := m.(*pgproto3.ErrorResponse); ok {
+			t.Fatalf("ordinary SQL refused: %s %s", er.Code, er.Message)
+		}
+		if d, ok := m.(*pgproto3.DataRow); ok {
+			got = append(got, string(d.Values[0]))
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	require.Equal(t, []string{"\xa4\xa4"}, got)
+
+	r.send(&pgproto3.Query{String: "/* nl: \xa4\xa4 customers */"})
+	var code string
+	for {
+		m, err := r.recv()
+		require.NoError(t, err)
+		if er, ok := m.(*pgproto3.ErrorResponse); ok {
+			code = er.Code
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	require.Equal(t, "0A000", code)
+}
