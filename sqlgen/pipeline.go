@@ -4,9 +4,10 @@
 // LLM when it fails), and runs it read-only with the client's privileges.
 // Answers are cached by the result cache.
 //
-// Pipeline is the proxy.Handler that does this for statements that are
-// questions (see proxy.ParseNL). Its errors are *proxy.Error values with the
-// SQLSTATEs documented at the Code constants.
+// Pipeline answers one question at a time for the question layer (package
+// question, which recognises questions and decides what the asking role may
+// see before a retrieval reaches the pipeline). Its errors are *proxy.Error
+// values with the SQLSTATEs documented at the Code constants.
 package sqlgen
 
 import (
@@ -121,7 +122,8 @@ type Options struct {
 	OnLLMCall func(ctx context.Context, purpose string, d time.Duration, err error)
 }
 
-// Pipeline is the natural-language proxy.Handler. Safe for concurrent use.
+// Pipeline generates, validates, runs and caches answers to questions.
+// Safe for concurrent use.
 type Pipeline struct {
 	cfg    Config
 	ret    Retriever
@@ -136,8 +138,6 @@ type Pipeline struct {
 	onQuestion func(ctx context.Context, r QuestionRecord)
 	onLLMCall  func(ctx context.Context, purpose string, d time.Duration, err error)
 }
-
-var _ proxy.Handler = (*Pipeline)(nil)
 
 // New returns a Pipeline.
 func New(cfg Config, opts Options) (*Pipeline, error) {
@@ -162,14 +162,12 @@ func New(cfg Config, opts Options) (*Pipeline, error) {
 // Config returns the effective configuration.
 func (p *Pipeline) Config() Config { return p.cfg }
 
-// Intercept implements proxy.Handler: questions become Statements, anything
-// else is left to others. The check is a scan of leading comments only.
-func (p *Pipeline) Intercept(_ context.Context, info proxy.SessionInfo, sql string) (proxy.Statement, error) {
-	nl, ok := proxy.ParseNL(sql)
-	if !ok {
-		return nil, nil
-	}
-	return &statement{p: p, info: info, nl: nl}, nil
+// Statement returns the proxy.Statement that answers one question for the
+// session info describes: rows, or with sqlOnly the generated SQL alone.
+// The question layer (package question) recognises questions and calls it;
+// the Statement belongs to that session.
+func (p *Pipeline) Statement(info proxy.SessionInfo, question string, sqlOnly bool) proxy.Statement {
+	return &statement{p: p, info: info, question: question, sqlOnly: sqlOnly}
 }
 
 // identity is what decides, besides the question, which SQL and rows are
@@ -224,7 +222,7 @@ type plan struct {
 // in tr.
 func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr *trace) (*plan, error) {
 	t0 := time.Now()
-	r, err := p.ret.Retrieve(ctx, question)
+	r, err := p.ret.Retrieve(ctx, sc.up, question)
 	p.observeStage(tr, "retrieve", time.Since(t0))
 	if err != nil {
 		return nil, asClientError(err, CodeInternal, "table retrieval failed")

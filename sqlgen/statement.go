@@ -19,7 +19,10 @@ import (
 type statement struct {
 	p    *Pipeline
 	info proxy.SessionInfo
-	nl   proxy.NLStatement
+	// question is the question's text; sqlOnly asks for the SQL alone
+	// (/* nl-sql: */) instead of rows.
+	question string
+	sqlOnly  bool
 
 	key    string   // cache key; "" when caching is off for this question
 	id     identity // the identity key was computed for
@@ -39,7 +42,7 @@ var sqlFields = []pgproto3.FieldDescription{{Name: []byte("sql"), DataTypeOID: 2
 // Kind implements proxy.Kinded: "nl" or "nl_sql", the names metrics and
 // the query log use.
 func (s *statement) Kind() string {
-	if s.nl.Kind == proxy.NLSQLOnly {
+	if s.sqlOnly {
 		return "nl_sql"
 	}
 	return "nl"
@@ -51,7 +54,7 @@ func (s *statement) Describe(ctx context.Context, up proxy.Upstream) ([]pgproto3
 	if err := s.prepare(ctx, up); err != nil {
 		return nil, err
 	}
-	if s.nl.Kind == proxy.NLSQLOnly {
+	if s.sqlOnly {
 		return sqlFields, nil
 	}
 	return s.plan.fields, nil
@@ -69,7 +72,7 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 			s.finish(ctx, err, 0, false)
 		}
 	}()
-	q := s.nl.Question
+	q := s.question
 	if q == "" {
 		return &proxy.Error{Code: CodeSyntax, Message: "the question is empty", Hint: "Write it inside the comment: /* nl: how many orders were placed last month? */"}
 	}
@@ -88,7 +91,7 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 		}
 		s.tr.version = version
 	}
-	wantRows := caching && s.nl.Kind == proxy.NLQuery && up.TxStatus() == 'I'
+	wantRows := caching && !s.sqlOnly && up.TxStatus() == 'I'
 	tried := ""
 	if guess, ok := p.ids.get(s.info.ID); ok && wantRows {
 		// The fast path of a cache hit: one cache read, one round trip.
@@ -236,7 +239,7 @@ func (s *statement) finish(ctx context.Context, err error, rows int64, truncated
 	}
 	rec := QuestionRecord{
 		RequestID: tr.reqID, Start: tr.start, Total: time.Since(tr.start), Session: s.info,
-		Kind: s.Kind(), Question: s.nl.Question, Role: s.id.role, Database: s.id.database,
+		Kind: s.Kind(), Question: s.question, Role: s.id.role, Database: s.id.database,
 		Tables: tr.tables, Threshold: tr.threshold, CatalogVersion: tr.version, SQL: tr.sql,
 		Err: err, SQLState: proxy.SQLState(err), Rows: rows, Truncated: truncated,
 		CacheTier: tr.tier, Model: s.p.cfg.Model, Usage: tr.usage, Repairs: tr.repairs, Stages: tr.stages,
@@ -275,7 +278,7 @@ func (c *countingWriter) Notice(n *pgproto3.NoticeResponse) error {
 func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
 	p := s.p
 	pl := s.plan
-	if s.nl.Kind == proxy.NLSQLOnly {
+	if s.sqlOnly {
 		if err := w.Notice(notice("atrium: tables: " + strings.Join(pl.tables, ", "))); err != nil {
 			return "", err
 		}

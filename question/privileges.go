@@ -1,4 +1,4 @@
-package retriever
+package question
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/retriever"
 )
 
 // privilegeSQL asks, in one statement, which of the tables ($1 schemas, $2
@@ -17,15 +18,16 @@ import (
 const privilegeSQL = `SELECT coalesce(has_any_column_privilege(to_regclass(format('%I.%I', u.s, u.t)), 'SELECT'), false)
 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(s, t, n) ORDER BY u.n`
 
-// FilterReadable removes from res the tables that the role of the client
+// Readable removes from res the tables that the role of the client
 // session behind up cannot read, with the join paths that touch them, and
-// renumbers the ranks. One round trip on the client's own connection, so
+// renumbers the ranks. It is the one privilege decision for every question
+// form: RETRIEVE and nl questions both see only what it keeps. One round trip on the client's own connection, so
 // its role, SET ROLE and grants apply. It fails closed: when the check
 // cannot run (for instance the upstream is busy in an extended-protocol
 // pipeline, SQLSTATE 0A000) the error is returned and nothing is shown.
-func FilterReadable(ctx context.Context, up proxy.Upstream, res *Result) error {
+func Readable(ctx context.Context, up proxy.Upstream, res *retriever.Result) (*retriever.Result, error) {
 	if len(res.Tables) == 0 {
-		return nil
+		return res, nil
 	}
 	schemas := make([]string, len(res.Tables))
 	names := make([]string, len(res.Tables))
@@ -34,12 +36,12 @@ func FilterReadable(ctx context.Context, up proxy.Upstream, res *Result) error {
 	}
 	var ok boolRows
 	if _, _, err := up.Stream(ctx, privilegeSQL, 0, &ok, []byte(textArray(schemas)), []byte(textArray(names))); err != nil {
-		return fmt.Errorf("RETRIEVE: check the client's table privileges: %w", err)
+		return nil, fmt.Errorf("check the client's table privileges: %w", err)
 	}
 	if len(ok) != len(res.Tables) {
-		return fmt.Errorf("RETRIEVE: the privilege check returned %d rows for %d tables", len(ok), len(res.Tables))
+		return nil, fmt.Errorf("the privilege check returned %d rows for %d tables", len(ok), len(res.Tables))
 	}
-	hidden := map[*TableInfo]bool{}
+	hidden := map[*retriever.TableInfo]bool{}
 	kept := res.Tables[:0]
 	for i, t := range res.Tables {
 		if !ok[i] {
@@ -49,11 +51,11 @@ func FilterReadable(ctx context.Context, up proxy.Upstream, res *Result) error {
 		kept = append(kept, t)
 	}
 	if len(hidden) == 0 {
-		return nil
+		return res, nil
 	}
 	res.Tables = kept
-	visible := func(jps []JoinPath) []JoinPath {
-		var out []JoinPath
+	visible := func(jps []retriever.JoinPath) []retriever.JoinPath {
+		var out []retriever.JoinPath
 		for _, jp := range jps {
 			if !hidden[jp.From] && !hidden[jp.To] {
 				out = append(out, jp)
@@ -66,7 +68,7 @@ func FilterReadable(ctx context.Context, up proxy.Upstream, res *Result) error {
 		res.Tables[i].JoinPaths = visible(res.Tables[i].JoinPaths)
 	}
 	res.JoinPaths = visible(res.JoinPaths)
-	return nil
+	return res, nil
 }
 
 // boolRows collects a one-column boolean result in text format.
