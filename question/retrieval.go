@@ -32,6 +32,12 @@ func (n nlRetriever) Retrieve(ctx context.Context, up proxy.Upstream, question s
 	if err != nil {
 		return nil, err
 	}
+	// Privileges are decided here, before the retrieval reaches the
+	// pipeline: the prompt, the NOTICE, the no-LLM error's DETAIL, the
+	// cache and the query log only ever see what Readable keeps.
+	if res, err = Readable(ctx, up, res); err != nil {
+		return nil, err
+	}
 	return convert(res), nil
 }
 

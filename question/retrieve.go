@@ -99,7 +99,7 @@ func (s *retrieveStatement) execute(ctx context.Context, up proxy.Upstream, w pr
 		return nil, 0, toProxyError(err)
 	}
 	if up != nil {
-		if _, err := Readable(ctx, up, res); err != nil {
+		if res, err = Readable(ctx, up, res); err != nil {
 			if ctx.Err() != nil {
 				return nil, 0, ctx.Err()
 			}
