@@ -47,6 +47,7 @@ INSERT INTO rt_b.things VALUES ('banana from b');
 func secRules() []llmfake.Rule {
 	return []llmfake.Rule{
 		{Question: "salaries", SQL: "SELECT 1 AS one"},
+		{Question: "with the clock", SQL: "SELECT label, pg_catalog.now() > '2000-01-01' AS recent FROM hr.events ORDER BY 1"},
 		{Question: "staff", SQL: "SELECT staff_name FROM hr.staff ORDER BY 1"},
 		{Question: "tickets", SQL: "SELECT ticket_subject FROM hr.tenant_tickets ORDER BY 1"},
 		{Question: "documents", SQL: "WITH tenant_docs AS (SELECT doc_id, doc_title FROM tenant_docs) SELECT d.doc_title FROM tenant_docs d ORDER BY 1"},

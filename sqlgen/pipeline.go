@@ -420,8 +420,10 @@ func (p *Pipeline) sample(ctx context.Context, sc *scope, r *Retrieval) {
 // same round trip, that its current role may still SELECT every relation a
 // cached result came from. The check is has_table_privilege by name, which
 // costs about as much as SELECT 1; a relation that no longer resolves is an
-// error, read as "not allowed". Row-level security is checked when a result
-// is stored (see rowSecurityFree): such results are never cached.
+// error, read as "not allowed". relations is the full list cacheable
+// returned when the result was stored (CTE names scoped, security_invoker
+// views expanded); row-level security and opaque functions are checked
+// then too: such results are never cached.
 func identityAndPrivileges(ctx context.Context, up proxy.Upstream, relations []string) (identity, bool, error) {
 	check := "true"
 	if len(relations) > 0 {
@@ -447,21 +449,6 @@ func identityAndPrivileges(ctx context.Context, up proxy.Upstream, relations []s
 	r := res.Rows[0]
 	id := identity{role: string(r[0]), searchPath: string(r[1]), database: string(r[2])}
 	return id, string(r[3]) == "t", nil
-}
-
-// rowSecurityFree reports whether none of relations has row-level security
-// enabled. Rows from such tables depend on policies that may look at more
-// than the role (session settings, time), so they are not cached.
-func rowSecurityFree(ctx context.Context, sc *scope, relations []string) bool {
-	if len(relations) == 0 {
-		return true
-	}
-	regs := make([]string, len(relations))
-	for i, r := range relations {
-		regs[i] = "pg_catalog.to_regclass(" + literal(r) + ")"
-	}
-	res, err := sc.query(ctx, "SELECT count(*) FROM pg_catalog.pg_class WHERE oid IN ("+strings.Join(regs, ", ")+") AND (relrowsecurity OR relkind NOT IN ('r', 'v', 'm', 'p', 'f'))")
-	return err == nil && len(res.Rows) == 1 && string(res.Rows[0][0]) == "0"
 }
 
 // identityMemo remembers each session's last identity, so a cache hit can

@@ -331,8 +331,9 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	cw := &captureWriter{RowWriter: w, capture: s.key != "" && idle, budget: p.cfg.MaxCachedBytes, limit: p.cfg.RowLimit}
 	tag, _, err := sc.stream(ctx, pl.sql, p.cfg.RowLimit+1, cw)
 	truncated := cw.cut
+	var recheck []string
 	if err == nil && cw.capture {
-		cw.capture = rowSecurityFree(ctx, sc, pl.relations)
+		cw.capture, recheck = cacheable(ctx, sc, pl.sql)
 	}
 	if cerr := sc.close(ctx); cerr != nil && err == nil {
 		err = cerr
@@ -351,7 +352,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	}
 	if cw.capture {
 		p.cache.PutResult(ctx, s.key, &resultcache.Result{
-			SQL: pl.sql, Tables: pl.tables, Relations: pl.relations, Fields: pl.fields,
+			SQL: pl.sql, Tables: pl.tables, Relations: recheck, Fields: pl.fields,
 			Rows: cw.rows, Truncated: truncated, CommandTag: tag,
 		})
 	}
