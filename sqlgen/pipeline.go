@@ -171,21 +171,44 @@ func (p *Pipeline) Statement(info proxy.SessionInfo, question string, sqlOnly bo
 }
 
 // identity is what decides, besides the question, which SQL and rows are
-// right for a session.
+// right for a session: who asks, where names resolve, and every setting that
+// changes the rows or their text. It is read on the session at execution
+// time (a prepared question may run after SET), and all of it is in the
+// cache key.
 type identity struct {
-	role, searchPath, database string
+	role, sessionUser, searchPath, database string
+	// settings are the row- and text-changing settings, "name=value" lines
+	// sorted by name (see identitySelect).
+	settings string
+}
+
+// identitySelect reads the identity. The settings are those that change
+// a result's rows or their text (time zone, encoding, date, interval,
+// float and bytea output, locale-dependent formatting, text search
+// default, row security, NULL comparison) and every custom (dotted)
+// setting such as app.tenant, which views and policies may read through
+// current_setting.
+const identitySelect = `SELECT current_user, session_user, pg_catalog.current_setting('search_path'), pg_catalog.current_database(),
+  (SELECT pg_catalog.string_agg(name || '=' || coalesce(setting, ''), pg_catalog.chr(10) ORDER BY name) FROM pg_catalog.pg_settings
+   WHERE name IN ('TimeZone', 'client_encoding', 'DateStyle', 'IntervalStyle', 'extra_float_digits', 'bytea_output',
+     'lc_monetary', 'lc_numeric', 'lc_time', 'default_text_search_config', 'row_security', 'transform_null_equals')
+   OR name LIKE '%.%')`
+
+const identityColumns = 5
+
+func parseIdentity(r [][]byte) identity {
+	return identity{role: string(r[0]), sessionUser: string(r[1]), searchPath: string(r[2]), database: string(r[3]), settings: string(r[4])}
 }
 
 func sessionIdentity(ctx context.Context, up proxy.Upstream) (identity, error) {
-	res, err := up.Query(ctx, "SELECT current_user, pg_catalog.current_setting('search_path'), pg_catalog.current_database()")
+	res, err := up.Query(ctx, identitySelect)
 	if err != nil {
 		return identity{}, err
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 3 {
+	if len(res.Rows) != 1 || len(res.Rows[0]) != identityColumns {
 		return identity{}, errorf(CodeInternal, "unexpected answer to the session identity query")
 	}
-	r := res.Rows[0]
-	return identity{role: string(r[0]), searchPath: string(r[1]), database: string(r[2])}, nil
+	return parseIdentity(res.Rows[0]), nil
 }
 
 // normalizeQuestion folds white space and drops trailing punctuation. Case is
@@ -200,7 +223,7 @@ func (p *Pipeline) cacheKey(question string, version int64, id identity) string 
 	h := sha256.New()
 	for _, part := range []string{
 		promptVersion, normalizeQuestion(question), strconv.FormatInt(version, 10),
-		id.database, id.role, id.searchPath, p.cfg.Model,
+		id.database, id.role, id.sessionUser, id.searchPath, id.settings, p.cfg.Model,
 		strconv.Itoa(p.cfg.RowLimit), strconv.Itoa(p.cfg.SampleRows),
 	} {
 		h.Write([]byte(part))
@@ -433,7 +456,7 @@ func identityAndPrivileges(ctx context.Context, up proxy.Upstream, relations []s
 		}
 		check = strings.Join(parts, " AND ")
 	}
-	res, err := up.Query(ctx, "SELECT current_user, pg_catalog.current_setting('search_path'), pg_catalog.current_database(), "+check)
+	res, err := up.Query(ctx, identitySelect+", "+check)
 	if err != nil {
 		var ue *proxy.UpstreamError
 		if errors.As(err, &ue) && (ue.Code == "42P01" || ue.Code == "3F000") {
@@ -443,12 +466,11 @@ func identityAndPrivileges(ctx context.Context, up proxy.Upstream, relations []s
 		}
 		return identity{}, false, err
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 4 {
+	if len(res.Rows) != 1 || len(res.Rows[0]) != identityColumns+1 {
 		return identity{}, false, errorf(CodeInternal, "unexpected answer to the privilege check")
 	}
 	r := res.Rows[0]
-	id := identity{role: string(r[0]), searchPath: string(r[1]), database: string(r[2])}
-	return id, string(r[3]) == "t", nil
+	return parseIdentity(r), string(r[identityColumns]) == "t", nil
 }
 
 // identityMemo remembers each session's last identity, so a cache hit can

@@ -24,11 +24,12 @@ type statement struct {
 	question string
 	sqlOnly  bool
 
-	key    string   // cache key; "" when caching is off for this question
-	id     identity // the identity key was computed for
-	plan   *plan
-	cached *resultcache.Result // served by the next Execute, then dropped
-	tr     trace               // the current execution, for OnQuestion
+	key     string   // cache key; "" when caching is off for this question
+	id      identity // the identity key was computed for
+	version int64    // the catalog version key was computed for
+	plan    *plan
+	cached  *resultcache.Result // served by the next Execute, then dropped
+	tr      trace               // the current execution, for OnQuestion
 }
 
 var (
@@ -90,6 +91,7 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 			caching = false
 		}
 		s.tr.version = version
+		s.version = version
 	}
 	wantRows := caching && !s.sqlOnly && up.TxStatus() == 'I'
 	tried := ""
@@ -195,6 +197,12 @@ func (s *statement) serveCached(r *resultcache.Result) {
 	s.tr.tier = TierResult
 }
 
+// rekey computes the cache key for the session's identity id.
+func (s *statement) rekey(id identity) {
+	s.p.ids.put(s.info.ID, id)
+	s.id, s.key = id, s.p.cacheKey(s.question, s.version, id)
+}
+
 // lookupResult returns the rows cached under s.key when the session is
 // still who the key was computed for (want) and its role may read them.
 func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want identity) (*resultcache.Result, bool, error) {
@@ -291,11 +299,30 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	r := s.cached
 	s.cached = nil
 	idle := up.TxStatus() == 'I'
-	if r == nil && s.key != "" && idle && s.id != (identity{}) {
-		// A re-executed prepared statement: the cache may answer again.
-		var err error
-		if r, _, err = s.lookupResult(ctx, up, s.id); err != nil {
-			return "", err
+	if s.key != "" && idle && s.id != (identity{}) {
+		// The key is the session as it is now, at execution, not as it
+		// was at Describe: the client may have SET search_path, TimeZone,
+		// app.tenant or ROLE since (extended protocol), and rows stored or
+		// served must be the ones this identity gets.
+		if r != nil {
+			id, allowed, err := identityAndPrivileges(ctx, up, r.Relations)
+			if err != nil {
+				return "", err
+			}
+			if id != s.id || !allowed {
+				r = nil
+			}
+			s.rekey(id)
+		} else {
+			// A re-executed prepared statement: the cache may answer again.
+			id, err := sessionIdentity(ctx, up)
+			if err != nil {
+				return "", err
+			}
+			s.rekey(id)
+			if r, _, err = s.lookupResult(ctx, up, s.id); err != nil {
+				return "", err
+			}
 		}
 		if r != nil {
 			s.tr.tier = TierResult
