@@ -208,11 +208,14 @@ func Readable(ctx context.Context, up proxy.Upstream, res *retriever.Result) (*r
 }
 
 // cutColumns returns t, or a copy of it without the columns the role may
-// not read and without sampled values where they must not be shown.
+// not read and without what the sync role derived from rows the asking
+// role may not see: for a table with row-level security, sample values and
+// the descriptions (table purpose, column descriptions) a describer wrote
+// from sampled rows; its own COMMENTs stay.
 func cutColumns(t *retriever.TableInfo, a *access) *retriever.TableInfo {
-	same := true
+	same := !a.rowSecurity || t.Purpose == ""
 	for _, c := range t.Columns {
-		if !a.columns[c.Name] || (a.rowSecurity && len(c.SampleValues) > 0) {
+		if !a.columns[c.Name] || (a.rowSecurity && (len(c.SampleValues) > 0 || c.Description != "")) {
 			same = false
 			break
 		}
@@ -221,13 +224,16 @@ func cutColumns(t *retriever.TableInfo, a *access) *retriever.TableInfo {
 		return t
 	}
 	c := *t
+	if a.rowSecurity {
+		c.Purpose = ""
+	}
 	c.Columns = make([]retriever.ColumnInfo, 0, len(t.Columns))
 	for _, col := range t.Columns {
 		if !a.columns[col.Name] {
 			continue
 		}
 		if a.rowSecurity {
-			col.SampleValues = nil
+			col.SampleValues, col.Description = nil, ""
 		}
 		c.Columns = append(c.Columns, col)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/retriever"
 )
 
 func TestTextArray(t *testing.T) {
@@ -81,4 +83,35 @@ GRANT SELECT (title) ON shop.products TO %[1]s;`)
 			}
 		})
 	}
+}
+
+// TestCutColumns: a readable table loses the columns without a grant, and
+// a table with row-level security also loses what the sync role derived
+// from rows (samples, described purpose and column descriptions); the
+// catalog's own table is never modified.
+func TestCutColumns(t *testing.T) {
+	ti := &retriever.TableInfo{Schema: "hr", Name: "tickets", Comment: "own comment", Purpose: "tickets such as 'Hidden Kilimanjaro incident'",
+		Columns: []retriever.ColumnInfo{
+			{Name: "id", Comment: "key"},
+			{Name: "subject", Description: "e.g. 'Hidden Kilimanjaro incident'", SampleValues: []string{"Hidden Kilimanjaro incident"}},
+			{Name: "secret", Comment: "not granted"},
+		}}
+	cols := map[string]bool{"id": true, "subject": true}
+
+	plain := cutColumns(ti, &access{readable: true, columns: cols})
+	require.Equal(t, []string{"id", "subject"}, []string{plain.Columns[0].Name, plain.Columns[1].Name})
+	require.Len(t, plain.Columns, 2)
+	require.Equal(t, ti.Purpose, plain.Purpose)
+
+	rls := cutColumns(ti, &access{readable: true, rowSecurity: true, columns: cols})
+	require.Len(t, rls.Columns, 2)
+	require.Empty(t, rls.Purpose)
+	require.Empty(t, rls.Columns[1].Description)
+	require.Empty(t, rls.Columns[1].SampleValues)
+	require.Equal(t, "own comment", rls.Comment)
+	require.Equal(t, "key", rls.Columns[0].Comment)
+
+	require.Len(t, ti.Columns, 3, "the snapshot's table is not modified")
+	require.NotEmpty(t, ti.Purpose)
+	require.NotEmpty(t, ti.Columns[1].Description)
 }
