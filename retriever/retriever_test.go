@@ -7,13 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/migrations"
-	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
@@ -134,92 +132,6 @@ func TestRetrieveCatalogNotBuilt(t *testing.T) {
 	_, err = r.Retrieve(ctx, "how many customers")
 	require.ErrorAs(t, err, &ce)
 
-	// Through the handler the client sees SQLSTATE 55000.
-	h := NewHandler(r, nil)
-	st, err := h.Intercept(ctx, proxy.SessionInfo{}, "RETRIEVE how many customers")
-	require.NoError(t, err)
-	_, err = st.Execute(ctx, nil, &rowSink{})
-	var pe *proxy.Error
-	require.ErrorAs(t, err, &pe)
-	require.Equal(t, "55000", pe.Code)
-}
-
-type rowSink struct {
-	rows [][]string
-}
-
-func (s *rowSink) Notice(*pgproto3.NoticeResponse) error    { return nil }
-func (s *rowSink) Fields([]pgproto3.FieldDescription) error { return nil }
-func (s *rowSink) Row(v [][]byte) error {
-	row := make([]string, len(v))
-	for i, b := range v {
-		row[i] = string(b)
-	}
-	s.rows = append(s.rows, row)
-	return nil
-}
-
-func TestHandler(t *testing.T) {
-	pool, emb := setupCatalog(t)
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
-	h := NewHandler(r, nil)
-	ctx := context.Background()
-
-	st, err := h.Intercept(ctx, proxy.SessionInfo{}, "SELECT 1")
-	require.NoError(t, err)
-	require.Nil(t, st)
-
-	st, err = h.Intercept(ctx, proxy.SessionInfo{}, "-- Metabase:: user 1\n/* hi */ retrieve  customers in Aruba and their orders;")
-	require.NoError(t, err)
-	require.NotNil(t, st)
-	fields, err := st.Describe(ctx, nil)
-	require.NoError(t, err)
-	require.Len(t, fields, 7)
-	require.Equal(t, "join_path", string(fields[6].Name))
-	sink := &rowSink{}
-	tag, err := st.Execute(ctx, nil, sink)
-	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(tag, "SELECT "))
-	require.NotEmpty(t, sink.rows)
-	require.Equal(t, "1", sink.rows[0][0])
-	require.Equal(t, "t", sink.rows[0][4])
-
-	_, err = h.Intercept(ctx, proxy.SessionInfo{}, "RETRIEVE ;")
-	var pe *proxy.Error
-	require.ErrorAs(t, err, &pe)
-	require.Equal(t, "22023", pe.Code)
-}
-
-func TestParseRetrieve(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want string
-		ok   bool
-	}{
-		{"RETRIEVE top customers", "top customers", true},
-		{"  retrieve\n top customers ;", "top customers", true},
-		{"/* a /* nested */ */ -- x\nRetrieve 'it''s here'", "it's here", true},
-		{"RETRIEVE", "", true},
-		{"RETRIEVED x", "", false},
-		{"SELECT 'RETRIEVE x'", "", false},
-		{"/* unterminated RETRIEVE x", "", false},
-	} {
-		got, ok := ParseRetrieve(tc.in)
-		require.Equal(t, tc.ok, ok, tc.in)
-		require.Equal(t, tc.want, got, tc.in)
-	}
-}
-
-func FuzzParseRetrieve(f *testing.F) {
-	f.Add("RETRIEVE x")
-	f.Add("/* */ retrieve 'a''b';")
-	f.Fuzz(func(t *testing.T, s string) {
-		q, ok := ParseRetrieve(s)
-		if !ok && q != "" {
-			t.Fatalf("question %q without ok", q)
-		}
-	})
 }
 
 func TestGoldTables(t *testing.T) {

@@ -38,7 +38,7 @@ INSERT INTO atrium.catalog_state VALUES (true, 1);
 // staticRetriever is a test Retriever that always chooses the shop tables.
 type staticRetriever struct{ calls atomic.Int64 }
 
-func (r *staticRetriever) Retrieve(_ context.Context, question string) (*Retrieval, error) {
+func (r *staticRetriever) Retrieve(_ context.Context, _ proxy.Upstream, question string) (*Retrieval, error) {
 	r.calls.Add(1)
 	res := &Retrieval{
 		Tables: []Table{
@@ -97,9 +97,7 @@ func ask(t *testing.T, p *Pipeline, up proxy.Upstream, sql string) (*collector, 
 
 func askCtx(ctx context.Context, t *testing.T, p *Pipeline, up proxy.Upstream, sql string) (*collector, string, error) {
 	t.Helper()
-	st, err := p.Intercept(ctx, proxy.SessionInfo{User: "postgres", TxStatus: up.TxStatus()}, sql)
-	require.NoError(t, err)
-	require.NotNil(t, st, "statement %q not intercepted", sql)
+	st := statementFor(p, proxy.SessionInfo{User: "postgres", TxStatus: up.TxStatus()}, sql)
 	c := &collector{}
 	fds, err := st.Describe(ctx, up)
 	if err != nil {
@@ -362,8 +360,7 @@ func TestRowLimitAndTimeouts(t *testing.T) {
 	p, err := New(Config{StatementTimeout: time.Minute}, Options{Retriever: e.ret, Generator: e.p.gen})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := p.Intercept(ctx, proxy.SessionInfo{}, "/* nl: slow */")
-	require.NoError(t, err)
+	st := statementFor(p, proxy.SessionInfo{}, "/* nl: slow */")
 	_, err = st.Describe(ctx, up)
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -446,11 +443,7 @@ func TestSingleflight(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := e.p.Intercept(context.Background(), proxy.SessionInfo{}, "/* nl: how many customers */")
-			if err != nil {
-				errs[i] = err
-				return
-			}
+			st := statementFor(e.p, proxy.SessionInfo{}, "/* nl: how many customers */")
 			if _, err := st.Describe(context.Background(), ups[i]); err != nil {
 				errs[i] = err
 				return
@@ -480,4 +473,16 @@ func TestRowSecurityNotCached(t *testing.T) {
 	}
 	require.Equal(t, 0.0, testutil.ToFloat64(e.p.m.questions.WithLabelValues("result_cache")), "rows under row-level security are not cached")
 	require.Equal(t, 1.0, testutil.ToFloat64(e.p.m.questions.WithLabelValues("sql_cache")))
+}
+
+// statementFor makes the Statement for a question written as the question
+// layer's lexer reads it (one "/* nl: */", "-- nl: " or "/* nl-sql: */"):
+// the lexer lives above sqlgen, in package question.
+func statementFor(p *Pipeline, info proxy.SessionInfo, sql string) proxy.Statement {
+	q := strings.TrimSpace(sql)
+	q = strings.TrimPrefix(strings.TrimPrefix(q, "/*"), "--")
+	q = strings.TrimSpace(strings.TrimSuffix(q, "*/"))
+	sqlOnly := strings.HasPrefix(q, "nl-sql:")
+	q = strings.TrimPrefix(strings.TrimPrefix(q, "nl-sql:"), "nl:")
+	return p.Statement(info, strings.Join(strings.Fields(q), " "), sqlOnly)
 }

@@ -6,12 +6,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/atriumdb/atrium/proxy"
 )
 
-// Retriever chooses the tables a question needs. The pipeline asks it once
-// per uncached question. Implementations are safe for concurrent use.
+// Retriever chooses the tables a question needs, showing only what the
+// role of the session behind up may read. The pipeline asks it once per
+// uncached question, inside its read-only scope on the client's session
+// (the question layer implements it over the catalog retriever).
+// Implementations are safe for concurrent use.
 type Retriever interface {
-	Retrieve(ctx context.Context, question string) (*Retrieval, error)
+	Retrieve(ctx context.Context, up proxy.Upstream, question string) (*Retrieval, error)
 }
 
 // Retrieval is what the retriever found for a question.

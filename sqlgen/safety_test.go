@@ -124,8 +124,7 @@ func TestClientEncodingLexing(t *testing.T) {
 	// to SJIS is refused at Execute.
 	_, err = up.Query(ctx, "SET client_encoding = 'UTF8'")
 	require.NoError(t, err)
-	st, err := e.p.Intercept(ctx, proxy.SessionInfo{User: role, TxStatus: 'I'}, "/* nl: customers */")
-	require.NoError(t, err)
+	st := statementFor(e.p, proxy.SessionInfo{User: role, TxStatus: 'I'}, "/* nl: customers */")
 	_, err = st.Describe(ctx, up)
 	require.NoError(t, err)
 	_, err = up.Query(ctx, "SET client_encoding = 'SJIS'")

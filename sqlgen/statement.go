@@ -19,13 +19,17 @@ import (
 type statement struct {
 	p    *Pipeline
 	info proxy.SessionInfo
-	nl   proxy.NLStatement
+	// question is the question's text; sqlOnly asks for the SQL alone
+	// (/* nl-sql: */) instead of rows.
+	question string
+	sqlOnly  bool
 
-	key    string   // cache key; "" when caching is off for this question
-	id     identity // the identity key was computed for
-	plan   *plan
-	cached *resultcache.Result // served by the next Execute, then dropped
-	tr     trace               // the current execution, for OnQuestion
+	key     string   // cache key; "" when caching is off for this question
+	id      identity // the identity key was computed for
+	version int64    // the catalog version key was computed for
+	plan    *plan
+	cached  *resultcache.Result // served by the next Execute, then dropped
+	tr      trace               // the current execution, for OnQuestion
 }
 
 var (
@@ -39,7 +43,7 @@ var sqlFields = []pgproto3.FieldDescription{{Name: []byte("sql"), DataTypeOID: 2
 // Kind implements proxy.Kinded: "nl" or "nl_sql", the names metrics and
 // the query log use.
 func (s *statement) Kind() string {
-	if s.nl.Kind == proxy.NLSQLOnly {
+	if s.sqlOnly {
 		return "nl_sql"
 	}
 	return "nl"
@@ -51,7 +55,7 @@ func (s *statement) Describe(ctx context.Context, up proxy.Upstream) ([]pgproto3
 	if err := s.prepare(ctx, up); err != nil {
 		return nil, err
 	}
-	if s.nl.Kind == proxy.NLSQLOnly {
+	if s.sqlOnly {
 		return sqlFields, nil
 	}
 	return s.plan.fields, nil
@@ -69,7 +73,7 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 			s.finish(ctx, err, 0, false)
 		}
 	}()
-	q := s.nl.Question
+	q := s.question
 	if q == "" {
 		return &proxy.Error{Code: CodeSyntax, Message: "the question is empty", Hint: "Write it inside the comment: /* nl: how many orders were placed last month? */"}
 	}
@@ -87,8 +91,9 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 			caching = false
 		}
 		s.tr.version = version
+		s.version = version
 	}
-	wantRows := caching && s.nl.Kind == proxy.NLQuery && up.TxStatus() == 'I'
+	wantRows := caching && !s.sqlOnly && up.TxStatus() == 'I'
 	tried := ""
 	if guess, ok := p.ids.get(s.info.ID); ok && wantRows {
 		// The fast path of a cache hit: one cache read, one round trip.
@@ -192,6 +197,12 @@ func (s *statement) serveCached(r *resultcache.Result) {
 	s.tr.tier = TierResult
 }
 
+// rekey computes the cache key for the session's identity id.
+func (s *statement) rekey(id identity) {
+	s.p.ids.put(s.info.ID, id)
+	s.id, s.key = id, s.p.cacheKey(s.question, s.version, id)
+}
+
 // lookupResult returns the rows cached under s.key when the session is
 // still who the key was computed for (want) and its role may read them.
 func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want identity) (*resultcache.Result, bool, error) {
@@ -236,7 +247,7 @@ func (s *statement) finish(ctx context.Context, err error, rows int64, truncated
 	}
 	rec := QuestionRecord{
 		RequestID: tr.reqID, Start: tr.start, Total: time.Since(tr.start), Session: s.info,
-		Kind: s.Kind(), Question: s.nl.Question, Role: s.id.role, Database: s.id.database,
+		Kind: s.Kind(), Question: s.question, Role: s.id.role, Database: s.id.database,
 		Tables: tr.tables, Threshold: tr.threshold, CatalogVersion: tr.version, SQL: tr.sql,
 		Err: err, SQLState: proxy.SQLState(err), Rows: rows, Truncated: truncated,
 		CacheTier: tr.tier, Model: s.p.cfg.Model, Usage: tr.usage, Repairs: tr.repairs, Stages: tr.stages,
@@ -275,7 +286,7 @@ func (c *countingWriter) Notice(n *pgproto3.NoticeResponse) error {
 func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
 	p := s.p
 	pl := s.plan
-	if s.nl.Kind == proxy.NLSQLOnly {
+	if s.sqlOnly {
 		if err := w.Notice(notice("atrium: tables: " + strings.Join(pl.tables, ", "))); err != nil {
 			return "", err
 		}
@@ -288,11 +299,30 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	r := s.cached
 	s.cached = nil
 	idle := up.TxStatus() == 'I'
-	if r == nil && s.key != "" && idle && s.id != (identity{}) {
-		// A re-executed prepared statement: the cache may answer again.
-		var err error
-		if r, _, err = s.lookupResult(ctx, up, s.id); err != nil {
-			return "", err
+	if s.key != "" && idle && s.id != (identity{}) {
+		// The key is the session as it is now, at execution, not as it
+		// was at Describe: the client may have SET search_path, TimeZone,
+		// app.tenant or ROLE since (extended protocol), and rows stored or
+		// served must be the ones this identity gets.
+		if r != nil {
+			id, allowed, err := identityAndPrivileges(ctx, up, r.Relations)
+			if err != nil {
+				return "", err
+			}
+			if id != s.id || !allowed {
+				r = nil
+			}
+			s.rekey(id)
+		} else {
+			// A re-executed prepared statement: the cache may answer again.
+			id, err := sessionIdentity(ctx, up)
+			if err != nil {
+				return "", err
+			}
+			s.rekey(id)
+			if r, _, err = s.lookupResult(ctx, up, s.id); err != nil {
+				return "", err
+			}
 		}
 		if r != nil {
 			s.tr.tier = TierResult
@@ -328,8 +358,9 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	cw := &captureWriter{RowWriter: w, capture: s.key != "" && idle, budget: p.cfg.MaxCachedBytes, limit: p.cfg.RowLimit}
 	tag, _, err := sc.stream(ctx, pl.sql, p.cfg.RowLimit+1, cw)
 	truncated := cw.cut
+	var recheck []string
 	if err == nil && cw.capture {
-		cw.capture = rowSecurityFree(ctx, sc, pl.relations)
+		cw.capture, recheck = cacheable(ctx, sc, pl.sql)
 	}
 	if cerr := sc.close(ctx); cerr != nil && err == nil {
 		err = cerr
@@ -348,7 +379,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	}
 	if cw.capture {
 		p.cache.PutResult(ctx, s.key, &resultcache.Result{
-			SQL: pl.sql, Tables: pl.tables, Relations: pl.relations, Fields: pl.fields,
+			SQL: pl.sql, Tables: pl.tables, Relations: recheck, Fields: pl.fields,
 			Rows: cw.rows, Truncated: truncated, CommandTag: tag,
 		})
 	}

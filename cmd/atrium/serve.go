@@ -20,8 +20,8 @@ import (
 	"github.com/atriumdb/atrium/internal/telemetry/proxymetrics"
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
-	"github.com/atriumdb/atrium/sqlgen/retrieveradapter"
 )
 
 // serveFlags are serve's own flags (the proxy, logging and the catalog);
@@ -149,10 +149,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		log.Warn("no --catalog-dsn: ordinary SQL is proxied; RETRIEVE and questions answer SQLSTATE 55000 until Atrium is started with a catalog")
 	} else {
 		rec := &recorder{ops: o, log: log}
-		observed := &observedRetriever{r: cat.ret, m: o.Metrics.Retrieval}
-		handlers = append(handlers, retriever.NewHandler(cat.ret, log).Observe(rec.retrieve))
 		nl, closeFn, err := nlHandlerFromFlags(ctx, env, nlf, nlDeps{
-			Retriever: retrieveradapter.New(observed), Catalog: cat.read, Logger: log, Registerer: o.Registry,
+			Retriever: cat.ret, Catalog: cat.read, Logger: log, Registerer: o.Registry,
+			OnRetrieval: rec.retrieval, OnRetrieve: rec.retrieve,
 			OnQuestion: rec.question, OnLLMCall: rec.llmCall, VersionGauge: o.Metrics.Catalog.Version,
 		})
 		if err != nil {
@@ -424,9 +423,7 @@ func (c *catalogConn) watch(ctx context.Context, sf *serveFlags, m *telemetry.Ca
 type noCatalogHandler struct{}
 
 func (noCatalogHandler) Intercept(_ context.Context, _ proxy.SessionInfo, sql string) (proxy.Statement, error) {
-	_, isRetrieve := retriever.ParseRetrieve(sql)
-	_, isNL := proxy.ParseNL(sql)
-	if !isRetrieve && !isNL {
+	if _, ok := question.Parse(sql); !ok {
 		return nil, nil
 	}
 	return nil, &proxy.Error{Code: "55000",

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/atriumdb/atrium/proxy/resultcache"
+	"github.com/atriumdb/atrium/question"
+	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/sqlgen"
 )
 
@@ -51,18 +53,19 @@ func addNLFlags(fs *flag.FlagSet) *nlFlags {
 
 // nlDeps are what the NL handler needs from the rest of serve.
 type nlDeps struct {
-	// Retriever chooses tables (retrieveradapter.New over the catalog
-	// retriever).
-	Retriever sqlgen.Retriever
+	// Retriever chooses tables (the catalog retriever).
+	Retriever question.Retriever
 	// Catalog is the catalog database (for atrium.catalog_state.version).
 	Catalog sqlgen.RowQuerier
 	Logger  *slog.Logger
 	// Registerer receives metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// OnQuestion and OnLLMCall are the pipeline's hooks (query log, LLM
-	// metrics); nil: none.
-	OnQuestion func(ctx context.Context, r sqlgen.QuestionRecord)
-	OnLLMCall  func(ctx context.Context, purpose string, d time.Duration, err error)
+	// OnRetrieval, OnRetrieve, OnQuestion and OnLLMCall are the question
+	// layer's hooks (retrieval metrics, query log, LLM metrics); nil: none.
+	OnRetrieval func(ctx context.Context, res *retriever.Result, err error)
+	OnRetrieve  func(ctx context.Context, e question.RetrieveEvent)
+	OnQuestion  func(ctx context.Context, r sqlgen.QuestionRecord)
+	OnLLMCall   func(ctx context.Context, purpose string, d time.Duration, err error)
 	// VersionGauge, when set, shows the catalog version questions are
 	// keyed on (atrium_catalog_version).
 	VersionGauge prometheus.Gauge
@@ -82,10 +85,10 @@ func (g gaugedVersion) CatalogVersion(ctx context.Context) (int64, error) {
 	return v, err
 }
 
-// nlHandlerFromFlags builds the natural-language handler (a proxy.Handler)
-// from serve's flags. The returned close function releases the cache's
+// nlHandlerFromFlags builds the question layer (the proxy.Handler for
+// RETRIEVE and natural-language questions) from serve's flags. The returned close function releases the cache's
 // connections; call it after the proxy has shut down.
-func nlHandlerFromFlags(ctx context.Context, env *cliEnv, f *nlFlags, deps nlDeps) (*sqlgen.Pipeline, func() error, error) {
+func nlHandlerFromFlags(ctx context.Context, env *cliEnv, f *nlFlags, deps nlDeps) (*question.Handler, func() error, error) {
 	if deps.Retriever == nil || deps.Catalog == nil {
 		return nil, nil, errors.New("natural-language questions need the catalog retriever")
 	}
@@ -149,17 +152,18 @@ func nlHandlerFromFlags(ctx context.Context, env *cliEnv, f *nlFlags, deps nlDep
 	if deps.VersionGauge != nil {
 		versions = gaugedVersion{src: versions, gauge: deps.VersionGauge}
 	}
-	opts := sqlgen.Options{
+	opts := question.Options{
 		Retriever: deps.Retriever, Generator: gen, Versions: versions,
-		Logger: log, Registerer: deps.Registerer, OnQuestion: deps.OnQuestion, OnLLMCall: deps.OnLLMCall,
+		Logger: log, Registerer: deps.Registerer, OnRetrieval: deps.OnRetrieval, OnRetrieve: deps.OnRetrieve,
+		OnQuestion: deps.OnQuestion, OnLLMCall: deps.OnLLMCall,
 	}
 	if cache != nil {
 		opts.Cache = cache
 	}
-	p, err := sqlgen.New(sqlgen.Config{
+	p, err := question.New(question.Config{NL: sqlgen.Config{
 		RowLimit: f.rowLimit, StatementTimeout: f.statementTimeout, MaxRepairs: zeroDisables(f.maxRepairs),
 		GenerateTimeout: f.llmTimeout + 30*time.Second, Model: model, MaxCachedBytes: f.cacheEntryBytes,
-	}, opts)
+	}}, opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("natural-language handler: %w", err)

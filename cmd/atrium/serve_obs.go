@@ -10,9 +10,9 @@ import (
 	"github.com/atriumdb/atrium/internal/querylog"
 	"github.com/atriumdb/atrium/internal/telemetry"
 	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/sqlgen"
-	"github.com/atriumdb/atrium/sqlgen/retrieveradapter"
 )
 
 // recorder turns finished questions, RETRIEVEs and LLM calls into query-log
@@ -52,15 +52,25 @@ func (r *recorder) question(ctx context.Context, q sqlgen.QuestionRecord) {
 	}
 }
 
-// retrieve records a RETRIEVE statement.
-func (r *recorder) retrieve(ctx context.Context, ev retriever.RetrieveEvent) {
+// retrieval records the metrics of one retrieval, for RETRIEVE and
+// questions alike.
+func (r *recorder) retrieval(_ context.Context, res *retriever.Result, err error) {
+	var stages map[string]time.Duration
+	chosen := 0
+	if res != nil {
+		stages = question.Stages(res.Timings)
+		chosen = len(res.Chosen())
+	}
+	r.ops.Metrics.Retrieval.ObserveRetrieval(stages, chosen, err)
+}
+
+// retrieve records a RETRIEVE statement in the query log.
+func (r *recorder) retrieve(ctx context.Context, ev question.RetrieveEvent) {
 	e := querylog.Entry{
 		Time: ev.Start, RequestID: ev.RequestID, Database: ev.Session.Database, Role: ev.Session.User,
 		Application: ev.Session.ApplicationName, Kind: querylog.KindRetrieve, Question: ev.Question,
 		Rows: int64(ev.Rows), Total: ev.Duration,
 	}
-	stages := map[string]time.Duration{}
-	chosen := 0
 	if res := ev.Result; res != nil {
 		th := res.Threshold
 		e.Threshold = &th
@@ -73,14 +83,11 @@ func (r *recorder) retrieve(ctx context.Context, ev retriever.RetrieveEvent) {
 				e.Tables = append(e.Tables, t.Table.QualifiedName())
 			}
 		}
-		chosen = len(e.Tables)
-		stages = retrieveradapter.Stages(res.Timings)
 		e.Stages = map[string]time.Duration{}
-		for k, d := range stages {
+		for k, d := range question.Stages(res.Timings) {
 			e.Stages["retrieve_"+k] = d
 		}
 	}
-	r.ops.Metrics.Retrieval.ObserveRetrieval(stages, chosen, ev.Err)
 	e.Status, e.SQLState, e.Error = outcome(ev.Err)
 	r.ops.LogQuestion(e)
 }
@@ -140,26 +147,4 @@ func llmErrorReason(err error) string {
 		return "transport"
 	}
 	return "other"
-}
-
-// observedRetriever is the questions' retriever with retrieval metrics
-// (RETRIEVE statements record theirs through the handler's observer).
-type observedRetriever struct {
-	r interface {
-		Retrieve(ctx context.Context, question string) (*retriever.Result, error)
-	}
-	m *telemetry.RetrievalMetrics
-}
-
-// Retrieve implements retrieveradapter.Retriever.
-func (o *observedRetriever) Retrieve(ctx context.Context, question string) (*retriever.Result, error) {
-	res, err := o.r.Retrieve(ctx, question)
-	var stages map[string]time.Duration
-	chosen := 0
-	if res != nil {
-		stages = retrieveradapter.Stages(res.Timings)
-		chosen = len(res.Chosen())
-	}
-	o.m.ObserveRetrieval(stages, chosen, err)
-	return res, err
 }

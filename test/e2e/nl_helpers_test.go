@@ -15,9 +15,9 @@ import (
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/proxy/resultcache"
+	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/sqlgen"
-	"github.com/atriumdb/atrium/sqlgen/retrieveradapter"
 	"github.com/atriumdb/atrium/test/llmfake"
 	"github.com/atriumdb/atrium/test/testdb"
 )
@@ -62,7 +62,7 @@ type nlEnv struct {
 	llm   *llmfake.Server
 	cache *resultcache.Cache
 	reg   *prometheus.Registry
-	p     *sqlgen.Pipeline
+	q     *question.Handler
 	px    *testProxy
 }
 
@@ -121,12 +121,12 @@ func startNL(t *testing.T, o nlOpts) *nlEnv {
 	if o.cfg.Model == "" {
 		o.cfg.Model = "fake"
 	}
-	e.p, err = sqlgen.New(o.cfg, sqlgen.Options{
-		Retriever: retrieveradapter.New(ret), Generator: gen, Cache: e.cache,
+	e.q, err = question.New(question.Config{NL: o.cfg}, question.Options{
+		Retriever: ret, Generator: gen, Cache: e.cache,
 		Versions: sqlgen.NewCatalogVersion(pool, -1), Logger: log, Registerer: e.reg,
 	})
 	require.NoError(t, err)
-	e.px = startProxy(t, proxyOpts{cfg: o.proxyCfg, handler: proxy.Handlers{proxy.VersionHandler("test-version"), e.p}})
+	e.px = startProxy(t, proxyOpts{cfg: o.proxyCfg, handler: proxy.Handlers{proxy.VersionHandler("test-version"), e.q}})
 	return e
 }
 

@@ -40,9 +40,9 @@ import (
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/proxy/resultcache"
+	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/sqlgen"
-	"github.com/atriumdb/atrium/sqlgen/retrieveradapter"
 	"github.com/atriumdb/atrium/test/llmfake"
 )
 
@@ -56,7 +56,7 @@ INSERT INTO shop.customers SELECT g, 'customer ' || g, (ARRAY['Aruba','Chile','P
 INSERT INTO shop.orders SELECT g, 1 + g % 200, g FROM generate_series(1, 2000) g;
 `
 
-const question = "how many orders per country"
+const shopQuestion = "how many orders per country"
 const answer = "SELECT c.country, count(*) AS orders FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY c.country"
 
 func main() {
@@ -151,8 +151,8 @@ func startStack(ctx context.Context, pool *pgxpool.Pool, dbDSN, llmURL, redisURL
 	}
 	cache := resultcache.New(resultcache.Config{}, store, resultcache.Options{})
 	cleanups = append(cleanups, func() { _ = cache.Close() })
-	p, err := sqlgen.New(sqlgen.Config{Model: "fake"}, sqlgen.Options{
-		Retriever: retrieveradapter.New(ret), Generator: gen, Cache: cache, Versions: sqlgen.NewCatalogVersion(pool, 0),
+	p, err := question.New(question.Config{NL: sqlgen.Config{Model: "fake"}}, question.Options{
+		Retriever: ret, Generator: gen, Cache: cache, Versions: sqlgen.NewCatalogVersion(pool, 0),
 		OnQuestion: func(_ context.Context, r sqlgen.QuestionRecord) {
 			st.mu.Lock()
 			st.records = append(st.records, r)
@@ -251,7 +251,7 @@ func run(n int, adminDSN, redisURL string) error {
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true, Schemas: []string{"shop"}}); err != nil {
 		return fmt.Errorf("catalog sync: %w", err)
 	}
-	llm := llmfake.Start(llmfake.Rule{Question: question, SQL: answer})
+	llm := llmfake.Start(llmfake.Rule{Question: shopQuestion, SQL: answer})
 	defer llm.Close()
 	st, stop, err := startStack(ctx, pool, dbDSN, llm.URL(), redisURL, emb)
 	defer stop()
@@ -281,12 +281,12 @@ func run(n int, adminDSN, redisURL string) error {
 	if err != nil {
 		return err
 	}
-	cached, err := measure(func(int) string { return "/* nl: " + question + " */" })
+	cached, err := measure(func(int) string { return "/* nl: " + shopQuestion + " */" })
 	if err != nil {
 		return err
 	}
 	st.takeRecords()
-	uncached, err := measure(func(i int) string { return fmt.Sprintf("/* nl: %s (variant %d) */", question, i) })
+	uncached, err := measure(func(i int) string { return fmt.Sprintf("/* nl: %s (variant %d) */", shopQuestion, i) })
 	if err != nil {
 		return err
 	}

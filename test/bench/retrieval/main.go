@@ -47,6 +47,7 @@ import (
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
 )
 
@@ -204,7 +205,7 @@ func (b *bench) synthetic(ctx context.Context, n, nq, W, R int) error {
 	if err != nil {
 		return err
 	}
-	addr, stop, err := startProxy(ctx, b.server, retriever.NewHandler(r, nil))
+	addr, stop, err := startProxy(ctx, b.server, retrieveHandler(r))
 	if err != nil {
 		return err
 	}
@@ -582,7 +583,7 @@ func (b *bench) spider(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	addr, stop, err := startProxy(ctx, b.server, retriever.NewHandler(r, nil))
+	addr, stop, err := startProxy(ctx, b.server, retrieveHandler(r))
 	if err != nil {
 		return err
 	}
@@ -602,4 +603,14 @@ func (b *bench) spider(ctx context.Context, dir string) error {
 	}
 	m.print(fmt.Sprintf("Spider dev, %d questions (W=20, R=15)", len(qs)), "Spider RETRIEVE p50 <= 10 ms, p95 <= 30 ms")
 	return nil
+}
+
+// retrieveHandler is the question layer over r, as atrium serve builds it
+// (without an LLM: only RETRIEVE is asked here).
+func retrieveHandler(r *retriever.Retriever) proxy.Handler {
+	h, err := question.New(question.Config{}, question.Options{Retriever: r})
+	if err != nil {
+		panic(err) // only a nil Retriever fails
+	}
+	return h
 }

@@ -1,45 +1,48 @@
-// Package retrieveradapter lets the NL pipeline (sqlgen) use the catalog
-// retriever (retriever) without either package importing the other's types.
-package retrieveradapter
+package question
 
 import (
 	"context"
 	"strings"
 	"time"
 
+	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/sqlgen"
 )
 
-// Retriever is what the adapter needs of *retriever.Retriever.
+// Retriever chooses the tables a question needs; *retriever.Retriever is
+// one. It is the only retrieval interface questions go through: the
+// Handler wraps it with the asking role's privileges (for RETRIEVE and for
+// the NL pipeline alike) and with the OnRetrieval hook.
 type Retriever interface {
 	Retrieve(ctx context.Context, question string) (*retriever.Result, error)
 }
 
-// Adapter is a sqlgen.Retriever over the catalog retriever. Safe for
-// concurrent use.
-type Adapter struct {
-	r Retriever
-}
+// nlRetriever is the sqlgen.Retriever the pipeline asks: the Handler's
+// retrieval, cut to what the asking session may read, in the pipeline's
+// shape.
+type nlRetriever struct{ h *Handler }
 
-var _ sqlgen.Retriever = (*Adapter)(nil)
+var _ sqlgen.Retriever = nlRetriever{}
 
-// New wraps r.
-func New(r Retriever) *Adapter { return &Adapter{r: r} }
-
-// Retrieve implements sqlgen.Retriever: the chosen tables with their
-// columns, the join paths between them and the value-index hits. Sample rows
-// are left to the pipeline, which reads them with the client's privileges.
-func (a *Adapter) Retrieve(ctx context.Context, question string) (*sqlgen.Retrieval, error) {
-	res, err := a.r.Retrieve(ctx, question)
+// Retrieve implements sqlgen.Retriever. Sample rows are left to the
+// pipeline, which reads them on the client's session.
+func (n nlRetriever) Retrieve(ctx context.Context, up proxy.Upstream, question string) (*sqlgen.Retrieval, error) {
+	res, err := n.h.retrieve(ctx, question)
 	if err != nil {
 		return nil, err
 	}
-	return Convert(res), nil
+	// Privileges are decided here, before the retrieval reaches the
+	// pipeline: the prompt, the NOTICE, the no-LLM error's DETAIL, the
+	// cache and the query log only ever see what Readable keeps.
+	if res, err = Readable(ctx, up, res); err != nil {
+		return nil, err
+	}
+	return convert(res), nil
 }
 
-// Convert turns a retriever result into the pipeline's Retrieval.
-func Convert(res *retriever.Result) *sqlgen.Retrieval {
+// convert turns a retriever result into the pipeline's Retrieval.
+func convert(res *retriever.Result) *sqlgen.Retrieval {
 	th := res.Threshold
 	out := &sqlgen.Retrieval{Threshold: &th, Stages: Stages(res.Timings)}
 	seen := map[string]bool{}

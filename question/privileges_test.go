@@ -1,10 +1,8 @@
-package retriever
+package question
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"testing"
@@ -13,15 +11,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/retriever"
 )
 
 func TestTextArray(t *testing.T) {
-	pool, _ := setupCatalog(t)
+	e := newEnv(t, envOpts{noLLM: true})
 	in := []string{`plain`, `a"b`, `c\d`, `x,y`, `{z}`, ` sp `, `NULL`, ``}
 	require.Equal(t, `{"plain","a\"b","c\\d","x,y","{z}"," sp ","NULL",""}`, textArray(in))
 	var out []string
-	require.NoError(t, pool.QueryRow(context.Background(), "SELECT ($1::text)::text[]", textArray(in)).Scan(&out))
+	require.NoError(t, e.pool.QueryRow(context.Background(), "SELECT ($1::text)::text[]", textArray(in)).Scan(&out))
 	require.Equal(t, in, out)
 }
 
@@ -29,39 +27,14 @@ func TestTextArray(t *testing.T) {
 // may read only some tables: the others never appear, nor do join paths
 // through them; a superuser sees everything.
 func TestRetrievePrivileges(t *testing.T) {
-	pool, emb := setupCatalog(t)
+	e := newEnv(t, envOpts{noLLM: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	role := fmt.Sprintf("atrium_rt_%d", rand.Uint32())
-	_, err := pool.Exec(ctx, fmt.Sprintf(`CREATE ROLE %[1]s LOGIN;
-GRANT USAGE ON SCHEMA shop, zoo TO %[1]s;
+	role := e.newRole(t, `GRANT USAGE ON SCHEMA shop, zoo TO %[1]s;
 GRANT SELECT ON shop.customers TO %[1]s;
-GRANT SELECT (title) ON shop.products TO %[1]s;`, role))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		// Privileges live in the test database; drop them there first.
-		ctx := context.Background()
-		_, _ = pool.Exec(ctx, "DROP OWNED BY "+role)
-		_, _ = pool.Exec(ctx, "DROP ROLE "+role)
-	})
-
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
-	cc := pool.Config().ConnConfig
-	srv, err := proxy.NewServer(proxy.Config{Upstream: net.JoinHostPort(cc.Host, fmt.Sprint(cc.Port)), UpstreamSSLMode: "disable"},
-		proxy.Options{Handler: NewHandler(r, nil)})
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	sctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx, l) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil && !errors.Is(err, proxy.ErrServerClosed) {
-			t.Errorf("proxy: %v", err)
-		}
-	}()
+GRANT SELECT (title) ON shop.products TO %[1]s;`)
+	cc := e.pool.Config().ConnConfig
+	l := struct{ Addr func() net.Addr }{func() net.Addr { return e.addr }}
 
 	const question = "RETRIEVE which customers ordered which products, with quantities of each order line"
 	retrieve := func(t *testing.T, user string, mode pgx.QueryExecMode) (tables []string, paths []string) {
@@ -110,4 +83,35 @@ GRANT SELECT (title) ON shop.products TO %[1]s;`, role))
 			}
 		})
 	}
+}
+
+// TestCutColumns: a readable table loses the columns without a grant, and
+// a table with row-level security also loses what the sync role derived
+// from rows (samples, described purpose and column descriptions); the
+// catalog's own table is never modified.
+func TestCutColumns(t *testing.T) {
+	ti := &retriever.TableInfo{Schema: "hr", Name: "tickets", Comment: "own comment", Purpose: "tickets such as 'Hidden Kilimanjaro incident'",
+		Columns: []retriever.ColumnInfo{
+			{Name: "id", Comment: "key"},
+			{Name: "subject", Description: "e.g. 'Hidden Kilimanjaro incident'", SampleValues: []string{"Hidden Kilimanjaro incident"}},
+			{Name: "secret", Comment: "not granted"},
+		}}
+	cols := map[string]bool{"id": true, "subject": true}
+
+	plain := cutColumns(ti, &access{readable: true, columns: cols})
+	require.Equal(t, []string{"id", "subject"}, []string{plain.Columns[0].Name, plain.Columns[1].Name})
+	require.Len(t, plain.Columns, 2)
+	require.Equal(t, ti.Purpose, plain.Purpose)
+
+	rls := cutColumns(ti, &access{readable: true, rowSecurity: true, columns: cols})
+	require.Len(t, rls.Columns, 2)
+	require.Empty(t, rls.Purpose)
+	require.Empty(t, rls.Columns[1].Description)
+	require.Empty(t, rls.Columns[1].SampleValues)
+	require.Equal(t, "own comment", rls.Comment)
+	require.Equal(t, "key", rls.Columns[0].Comment)
+
+	require.Len(t, ti.Columns, 3, "the snapshot's table is not modified")
+	require.NotEmpty(t, ti.Purpose)
+	require.NotEmpty(t, ti.Columns[1].Description)
 }

@@ -1,0 +1,118 @@
+package question
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/sqlgen"
+)
+
+// Config holds the question layer's settings.
+type Config struct {
+	// NL configures generation, validation, execution and caching of nl
+	// and nl-sql questions (see sqlgen.Config for the defaults).
+	NL sqlgen.Config
+}
+
+// Options are the question layer's dependencies.
+type Options struct {
+	// Retriever chooses tables; required.
+	Retriever Retriever
+	// Generator is the LLM; nil means none is configured, and nl questions
+	// fail with SQLSTATE 55000 naming the (readable) tables retrieval found.
+	Generator sqlgen.Generator
+	// Cache is the result cache; nil caches nothing.
+	Cache sqlgen.ResultCache
+	// Versions is the catalog version; nil disables caching.
+	Versions sqlgen.VersionSource
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+	// Registerer receives the pipeline's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+
+	// OnRetrieval, when set, is called after every retrieval of every
+	// question form with the retriever's raw result (before privileges cut
+	// it: for metrics only, never for anything a client or log sees) and
+	// its error. It must not block.
+	OnRetrieval func(ctx context.Context, res *retriever.Result, err error)
+	// OnRetrieve, when set, is called after each RETRIEVE statement, on
+	// the session's goroutine, with a context carrying the request id. It
+	// must not block.
+	OnRetrieve func(ctx context.Context, e RetrieveEvent)
+	// OnQuestion and OnLLMCall are the nl pipeline's hooks (see
+	// sqlgen.Options).
+	OnQuestion func(ctx context.Context, r sqlgen.QuestionRecord)
+	OnLLMCall  func(ctx context.Context, purpose string, d time.Duration, err error)
+}
+
+// Handler is the proxy.Handler for every question form. Safe for
+// concurrent use.
+type Handler struct {
+	ret         Retriever
+	nl          *sqlgen.Pipeline
+	log         *slog.Logger
+	onRetrieval func(ctx context.Context, res *retriever.Result, err error)
+	onRetrieve  func(ctx context.Context, e RetrieveEvent)
+}
+
+var _ proxy.Handler = (*Handler)(nil)
+
+// New returns the question layer. It is the one constructor atrium serve,
+// the end-to-end tests and the NL benchmark use.
+func New(cfg Config, opts Options) (*Handler, error) {
+	if opts.Retriever == nil {
+		return nil, errors.New("question: a Retriever is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{ret: opts.Retriever, log: opts.Logger, onRetrieval: opts.OnRetrieval, onRetrieve: opts.OnRetrieve}
+	p, err := sqlgen.New(cfg.NL, sqlgen.Options{
+		Retriever: nlRetriever{h}, Generator: opts.Generator, Cache: opts.Cache, Versions: opts.Versions,
+		Logger: opts.Logger, Registerer: opts.Registerer, OnQuestion: opts.OnQuestion, OnLLMCall: opts.OnLLMCall,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("question: %w", err)
+	}
+	h.nl = p
+	return h, nil
+}
+
+// NLConfig returns the nl pipeline's effective configuration.
+func (h *Handler) NLConfig() sqlgen.Config { return h.nl.Config() }
+
+// Intercept implements proxy.Handler. Anything that is not a question is
+// left to others after a scan of leading comments and one keyword.
+func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql string) (proxy.Statement, error) {
+	q, ok := Parse(sql)
+	if !ok {
+		return nil, nil
+	}
+	switch q.Form {
+	case Retrieve:
+		if q.Text == "" {
+			return nil, toProxyError(retriever.ErrEmptyQuestion)
+		}
+		return &retrieveStatement{h: h, info: info, question: q.Text}, nil
+	case NLSQL:
+		return h.nl.Statement(info, q.Text, true), nil
+	default:
+		return h.nl.Statement(info, q.Text, false), nil
+	}
+}
+
+// retrieve asks the retriever and reports to OnRetrieval.
+func (h *Handler) retrieve(ctx context.Context, question string) (*retriever.Result, error) {
+	res, err := h.ret.Retrieve(ctx, question)
+	if h.onRetrieval != nil {
+		h.onRetrieval(ctx, res, err)
+	}
+	return res, err
+}

@@ -1,0 +1,259 @@
+// Package question is the one layer every question goes through: RETRIEVE,
+// /* nl: ... */ (and -- nl: ...) and /* nl-sql: ... */. It sits below the
+// proxy's handler seam (Handler is a proxy.Handler) and owns
+//
+//   - the one lexer for every question form (Parse);
+//   - the asking identity: what the session's role may read is decided on the
+//     client's own upstream session before retrieval results reach a prompt,
+//     a NOTICE, an error, the cache or the query log (Readable);
+//   - one constructor (New) used by atrium serve, the end-to-end tests and
+//     the NL benchmark, and one retrieval interface (Retriever).
+//
+// Generation, validation and execution helpers stay in sqlgen; the catalog
+// retriever stays in retriever.
+package question
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Form says which question form a statement is.
+type Form int
+
+const (
+	// Retrieve asks for the tables retrieval chooses (RETRIEVE <question>).
+	Retrieve Form = iota + 1
+	// NL asks for rows: retrieve, generate, validate and execute
+	// (/* nl: ... */ or -- nl: ...).
+	NL
+	// NLSQL asks for the generated SQL only: generate and validate, but do
+	// not execute; the answer is one row with the SQL (/* nl-sql: ... */).
+	NLSQL
+)
+
+// String is the marker of the form as a client writes it.
+func (f Form) String() string {
+	switch f {
+	case Retrieve:
+		return "retrieve"
+	case NL:
+		return "nl"
+	case NLSQL:
+		return "nl-sql"
+	default:
+		return "unknown"
+	}
+}
+
+// Question is a question found in a statement's text.
+type Question struct {
+	Form Form
+	// Text is the question with surrounding blanks removed. For nl and
+	// nl-sql, inner runs of white space (including the line breaks of a
+	// multi-line block comment) are folded to one space. It may be empty:
+	// the caller reports that.
+	Text string
+}
+
+// Parse recognises every question form; it is the only lexer for them. It
+// is a pure function of its input and never fails: ok is false for
+// anything that is not a question, and such text is ordinary SQL to relay.
+// See parseNL and parseRetrieve for the two grammars.
+func Parse(sql string) (Question, bool) {
+	if q, ok := parseRetrieve(sql); ok {
+		return Question{Form: Retrieve, Text: q}, true
+	}
+	return parseNL(sql)
+}
+
+// parseNL recognises a natural-language statement.
+//
+// A question is a statement made only of comments, white space and
+// semicolons, in which the first comment whose text starts with "nl:" or
+// "nl-sql:" (ignoring case and leading blanks) carries the question:
+//
+//	/* nl: top five customers by revenue */
+//	-- nl: top five customers by revenue
+//	/* nl-sql: top five customers by revenue */
+//
+// Ordinary comments before and after it are allowed, so a BI tool's own
+// prefix (Metabase sends "-- Metabase:: userID: 1 ...") does not hide the
+// question. Any other token makes the statement ordinary SQL, so
+// "/* nl: x */ SELECT 1" runs SELECT 1. Block comments nest, as in
+// PostgreSQL's lexer; an unterminated block comment is not a question (the
+// server reports the syntax error). psql strips "--" comments before sending,
+// which is why the block form exists; drivers send "--" lines as typed.
+func parseNL(sql string) (Question, bool) {
+	var (
+		found Question
+		have  bool
+	)
+	i := 0
+	for i < len(sql) {
+		c := sql[i]
+		switch {
+		case isSQLSpace(c) || c == ';':
+			i++
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			end := strings.IndexAny(sql[i+2:], "\n\r")
+			var body string
+			if end < 0 {
+				body, i = sql[i+2:], len(sql)
+			} else {
+				body, i = sql[i+2:i+2+end], i+2+end+1
+			}
+			if !have {
+				found, have = nlComment(body)
+			}
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			body, next, ok := blockComment(sql, i)
+			if !ok {
+				return Question{}, false
+			}
+			i = next
+			if !have {
+				found, have = nlComment(body)
+			}
+		default:
+			return Question{}, false
+		}
+	}
+	return found, have
+}
+
+// parseRetrieve recognises `RETRIEVE <question>`: the keyword (any case)
+// after optional white space and ordinary comments, then the question up to
+// the end, a trailing semicolon dropped. The question may be written as a
+// single-quoted string literal. ok is false for anything else, which is
+// ordinary SQL. The question may be empty; the caller reports it.
+func parseRetrieve(sql string) (question string, ok bool) {
+	i := skipSpaceAndComments(sql)
+	const kw = "retrieve"
+	if len(sql)-i < len(kw) || !strings.EqualFold(sql[i:i+len(kw)], kw) {
+		return "", false
+	}
+	rest := sql[i+len(kw):]
+	if rest != "" && !isSQLSpace(rest[0]) {
+		return "", false // e.g. RETRIEVED, retrieve_all(...)
+	}
+	rest = strings.TrimSpace(rest)
+	for strings.HasSuffix(rest, ";") {
+		rest = strings.TrimSpace(strings.TrimSuffix(rest, ";"))
+	}
+	if len(rest) >= 2 && rest[0] == '\'' && rest[len(rest)-1] == '\'' {
+		if inner := rest[1 : len(rest)-1]; !strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
+			rest = strings.ReplaceAll(inner, "''", "'")
+		}
+	}
+	return strings.TrimSpace(rest), true
+}
+
+// skipSpaceAndComments returns the offset of the first byte that is not
+// white space or part of a comment (block comments nest, as in PostgreSQL).
+// An unterminated block comment swallows the rest.
+func skipSpaceAndComments(s string) int {
+	i := 0
+	for i < len(s) {
+		switch {
+		case isSQLSpace(s[i]):
+			i++
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexAny(s[i:], "\r\n")
+			if j < 0 {
+				return len(s)
+			}
+			i += j + 1
+		case strings.HasPrefix(s[i:], "/*"):
+			_, next, ok := blockComment(s, i)
+			if !ok {
+				return len(s)
+			}
+			i = next
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// blockComment returns the text inside the block comment starting at
+// sql[start] ("/*"), the index just past it, and whether it is terminated.
+// Nesting follows PostgreSQL's scanner (xc state): "/*" opens, "*/" closes.
+func blockComment(sql string, start int) (body string, next int, ok bool) {
+	depth := 0
+	i := start
+	for i+1 < len(sql) {
+		switch {
+		case sql[i] == '/' && sql[i+1] == '*':
+			depth++
+			i += 2
+		case sql[i] == '*' && sql[i+1] == '/':
+			depth--
+			i += 2
+			if depth == 0 {
+				return sql[start+2 : i-2], i, true
+			}
+		default:
+			i++
+		}
+	}
+	return "", len(sql), false
+}
+
+// nlComment reports whether a comment's text is a question marker and
+// extracts the question.
+func nlComment(body string) (Question, bool) {
+	t := strings.TrimLeftFunc(body, unicode.IsSpace)
+	var kind Form
+	// nl-sql: is tested first: "nl:" is not a prefix of it, but keeping the
+	// longer marker first makes adding markers safe.
+	switch {
+	case hasPrefixFold(t, "nl-sql:"):
+		kind, t = NLSQL, t[len("nl-sql:"):]
+	case hasPrefixFold(t, "nl:"):
+		kind, t = NL, t[len("nl:"):]
+	default:
+		return Question{}, false
+	}
+	return Question{Form: kind, Text: foldSpace(t)}, true
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// foldSpace trims s and folds each run of white space to one space. Invalid
+// UTF-8 is kept byte for byte: the question is the client's text, and the
+// server, not the parser, decides whether it is acceptable.
+func foldSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError && unicode.IsSpace(r) {
+			space = true
+			i += n
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteString(s[i : i+n])
+		i += n
+	}
+	return b.String()
+}
+
+// isSQLSpace matches PostgreSQL's scanner's notion of white space
+// (scan.l: space [ \t\n\r\f\v]).
+func isSQLSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v':
+		return true
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+package question
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/atriumdb/atrium/internal/telemetry"
+	"github.com/atriumdb/atrium/proxy"
+	"github.com/atriumdb/atrium/retriever"
+)
+
+// RetrieveEvent describes one RETRIEVE the Handler answered, for the query
+// log. Result holds only what the asking role may read.
+type RetrieveEvent struct {
+	// RequestID is the statement's request id (its log lines carry it).
+	RequestID string
+	Session   proxy.SessionInfo
+	Question  string
+	// Result is nil when retrieval failed.
+	Result *retriever.Result
+	// Err is what the client saw; nil on success.
+	Err      error
+	Start    time.Time
+	Duration time.Duration
+	// Rows is how many rows the client received.
+	Rows int
+}
+
+// retrieveStatement answers `RETRIEVE <question>` with the tables the
+// retriever chooses that the asking role may read: one row per table with
+// the columns rank, schema, table, score, chosen, reason, join_path.
+type retrieveStatement struct {
+	h        *Handler
+	info     proxy.SessionInfo
+	question string
+}
+
+var (
+	_ proxy.Statement = (*retrieveStatement)(nil)
+	_ proxy.Kinded    = (*retrieveStatement)(nil)
+)
+
+// Kind implements proxy.Kinded.
+func (s *retrieveStatement) Kind() string { return "retrieve" }
+
+// Type OIDs of the result columns (pg_type).
+const (
+	oidBool   = 16
+	oidInt4   = 23
+	oidText   = 25
+	oidFloat8 = 701
+)
+
+// RetrieveFields is the row description of a RETRIEVE result.
+func RetrieveFields() []pgproto3.FieldDescription {
+	f := func(name string, oid uint32, size int16) pgproto3.FieldDescription {
+		return pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: oid, DataTypeSize: size, TypeModifier: -1}
+	}
+	return []pgproto3.FieldDescription{
+		f("rank", oidInt4, 4), f("schema", oidText, -1), f("table", oidText, -1), f("score", oidFloat8, 8),
+		f("chosen", oidBool, 1), f("reason", oidText, -1), f("join_path", oidText, -1),
+	}
+}
+
+// Describe implements proxy.Statement.
+func (s *retrieveStatement) Describe(context.Context, proxy.Upstream) ([]pgproto3.FieldDescription, error) {
+	return RetrieveFields(), nil
+}
+
+// Execute retrieves, then keeps only what the client's role may read (see
+// Readable), so RETRIEVE never reveals a table the client could not select
+// from. up is nil only when the statement runs outside a client session
+// (tests, in-process callers); then nothing is filtered.
+func (s *retrieveStatement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
+	ctx, id := telemetry.EnsureRequestID(ctx)
+	start := time.Now()
+	res, n, err := s.execute(ctx, up, w)
+	if s.h.onRetrieve != nil {
+		s.h.onRetrieve(ctx, RetrieveEvent{RequestID: id, Session: s.info, Question: s.question, Result: res, Err: err,
+			Start: start, Duration: time.Since(start), Rows: n})
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("SELECT %d", n), nil
+}
+
+func (s *retrieveStatement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (*retriever.Result, int, error) {
+	res, err := s.h.retrieve(ctx, s.question)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		s.h.log.WarnContext(ctx, "retrieve failed", "err", err)
+		return nil, 0, toProxyError(err)
+	}
+	if up != nil {
+		if res, err = Readable(ctx, up, res); err != nil {
+			if ctx.Err() != nil {
+				return nil, 0, ctx.Err()
+			}
+			return nil, 0, err
+		}
+	}
+	n := 0
+	for _, row := range retriever.ResultRows(res) {
+		if err := w.Row(row); err != nil {
+			return res, n, err
+		}
+		n++
+	}
+	return res, n, nil
+}
+
+// toProxyError gives errors a client can provoke their SQLSTATE.
+func toProxyError(err error) error {
+	var qe *retriever.QuestionError
+	if errors.As(err, &qe) {
+		return &proxy.Error{Code: qe.Code, Message: "RETRIEVE: " + qe.Msg}
+	}
+	var ce *retriever.CatalogError
+	if errors.As(err, &ce) {
+		return &proxy.Error{Code: ce.SQLState(), Message: "RETRIEVE: " + ce.Error(), Hint: "Run `atrium catalog sync --dsn ...` to build the catalog.", Err: err}
+	}
+	return err
+}
