@@ -89,8 +89,19 @@ func convert(res *retriever.Result) *sqlgen.Retrieval {
 	for _, j := range res.JoinPaths {
 		addJoin(j)
 	}
+	for _, rt := range res.Tables {
+		if len(out.Closest) == maxClosest {
+			break
+		}
+		if !rt.Chosen && rt.Table != nil {
+			out.Closest = append(out.Closest, rt.Table.Schema+"."+rt.Table.Name)
+		}
+	}
 	return out
 }
+
+// maxClosest is how many unchosen tables an abstaining answer names.
+const maxClosest = 3
 
 // Stages names the retriever's stage timings as the metrics and the query
 // log do (internal/telemetry's stage names): candidates (embedding and the

@@ -267,8 +267,14 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr 
 	}
 	tr.retrieval(r)
 	if len(r.Tables) == 0 {
-		return nil, &proxy.Error{Code: CodeNoTables, Message: "no table in the catalog matches the question",
-			Hint: "Rephrase the question, or check that the catalog is built (atrium catalog sync)."}
+		// The retriever abstained: no table clears its threshold. The LLM is
+		// not asked, since it would have to invent a schema.
+		e := &proxy.Error{Code: CodeNoTables, Message: "no table in the catalog answers the question",
+			Hint: "Rephrase the question with words of the data it is about, ask RETRIEVE <question> to see the ranking, or check that the catalog is built (atrium catalog sync)."}
+		if len(r.Closest) > 0 {
+			e.Detail = "Closest tables: " + strings.Join(r.Closest, ", ") + " (none scored above the retriever's threshold)."
+		}
+		return nil, e
 	}
 	tables := make([]string, len(r.Tables))
 	for i, t := range r.Tables {

@@ -33,6 +33,10 @@ type Retrieval struct {
 	// Stages are the retriever's own stage durations by name (candidates,
 	// rerank, expand...), for the query log.
 	Stages map[string]time.Duration
+	// Closest names the best-ranked tables the retriever did not choose
+	// (schema-qualified, best first, only tables the asking role may read),
+	// so a question nothing answers can say what came nearest.
+	Closest []string
 }
 
 // Table is one chosen table with what the prompt shows of it.
