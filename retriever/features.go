@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 // Query is a question prepared for scoring: analysed once, shared by every
@@ -77,7 +79,7 @@ type ValueHit struct {
 // matchValue scores how much of value the question contains: the fraction of
 // the value's words that appear in the question.
 func matchValue(q *Query, value string) float64 {
-	ws := splitWords(value)
+	ws := ident.Split(value)
 	if len(ws) == 0 {
 		return 0
 	}
@@ -98,7 +100,7 @@ func scoreValues(q *Query, c *Candidate) {
 	for _, v := range c.Values {
 		m := matchValue(q, v.Value)
 		informative := false
-		for _, w := range splitWords(v.Value) {
+		for _, w := range ident.Split(v.Value) {
 			if q.words[w] && !stopwords[w] && !isNumber(w) && len(w) > 1 {
 				informative = true
 				break
@@ -485,7 +487,7 @@ func listIDF(q *Query, cands []*Candidate) {
 		}
 		c.coverGain, c.coverFirst = 0, 0
 		c.schemaNamed = 0
-		for _, w := range splitWords(c.Table.Schema) {
+		for _, w := range ident.Split(c.Table.Schema) {
 			if len(w) > 2 && !isNumber(w) && q.content.set[stem(w)] {
 				c.schemaNamed = 1
 				break

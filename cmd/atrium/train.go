@@ -8,7 +8,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/retriever/atrtrain"
 )
 
 // runTrainATR trains the built-in lite ATR scorer on Spider's training split
@@ -18,7 +19,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("train-atr", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	bench := fs.String("bench", "../shared/bench/spider", "directory with tables.json and train_spider.json")
-	dsn := fs.String("dsn", retriever.DefaultServerDSN, "PostgreSQL server; a scratch database atrium_train_atr_<pid> is created there")
+	dsn := fs.String("dsn", benchload.DefaultServerDSN, "PostgreSQL server; a scratch database atrium_train_atr_<pid> is created there")
 	out := fs.String("out", "retriever/lite_weights.json", "file the weights are written to")
 	seed := fs.Uint64("seed", 1, "random seed (the shipped weights use 1)")
 	epochs := fs.Int("epochs", 12, "training epochs")
@@ -36,9 +37,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	m, err := retriever.RunTraining(ctx, retriever.TrainJob{
+	m, err := atrtrain.RunTraining(ctx, atrtrain.TrainJob{
 		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log,
-		Train: retriever.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
+		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
 	})
 	if err != nil {
 		return err
