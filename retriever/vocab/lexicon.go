@@ -16,15 +16,10 @@ package vocab
 //go:generate go run ./gen -out data
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"embed"
-	"fmt"
 	"io"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -50,38 +45,63 @@ type Expansion struct {
 	Kind   string  // one of the Kind constants
 }
 
-// rankDecay divides a WordNet weight by 1+rankDecay*r for a relation
-// reached through a word's r-th most frequent sense (r = 0 for the first).
-const rankDecay = 0.25
+// Weights set how much each kind of expansion counts, an exact match
+// counting 1. DefaultWeights are the shipped values; other values serve
+// experiments (gen -measure).
+type Weights struct {
+	Synonym    float64 // same synset
+	Compound   float64 // head of a multi-word synonym (course_of_study → course)
+	Derivation float64 // derivationally related form, pertainym, participle
+	Attribute  float64 // adjective ↔ the noun it is a value of
+	Hypernym   float64 // one level up
+	Hypernym2  float64 // two levels up
+	Hyponym    float64 // one level down
+	// RankDecay divides a WordNet weight by 1+RankDecay*r for a relation
+	// reached through a word's r-th most frequent sense (r = 0 the first).
+	RankDecay float64
+	// A learned pair seen n times, of the question word's total
+	// substitutions, weighs LearnedBase + LearnedLog*log2(n) +
+	// LearnedShare*n/total, at most LearnedMax.
+	LearnedBase, LearnedLog, LearnedShare, LearnedMax float64
+	// Abbreviation scales the weights of abbrev.tsv.
+	Abbreviation float64
+}
 
-// relWeight gives the weight and Kind of a WordNet relation of the extract.
-// The weights rank expansions below exact matches; they were chosen on
-// held-out Spider-Syn training databases (gen -measure).
-func relWeight(kind byte) (float64, string) {
+// DefaultWeights returns the shipped weights, chosen on held-out Spider-Syn
+// training databases (gen -measure), never on a dev set.
+func DefaultWeights() Weights {
+	return Weights{
+		Synonym: 0.6, Compound: 0.45, Derivation: 0.5, Attribute: 0.45,
+		Hypernym: 0.35, Hypernym2: 0.25, Hyponym: 0.3, RankDecay: 0.25,
+		LearnedBase: 0.45, LearnedLog: 0.1, LearnedShare: 0.2, LearnedMax: 0.85,
+		Abbreviation: 1,
+	}
+}
+
+// relation gives the weight and Kind of a WordNet relation of the extract.
+func (w *Weights) relation(kind byte) (float64, string) {
 	switch kind {
 	case 's':
-		return 0.6, KindSynonym
+		return w.Synonym, KindSynonym
 	case 'c':
-		return 0.45, KindSynonym
+		return w.Compound, KindSynonym
 	case 'd':
-		return 0.5, KindDerivation
+		return w.Derivation, KindDerivation
 	case 'a':
-		return 0.45, KindAttribute
+		return w.Attribute, KindAttribute
 	case 'h':
-		return 0.35, KindHypernym
+		return w.Hypernym, KindHypernym
 	case 'H':
-		return 0.25, KindHypernym
+		return w.Hypernym2, KindHypernym
 	case 'o':
-		return 0.3, KindHyponym
+		return w.Hyponym, KindHyponym
 	}
 	return 0, ""
 }
 
-// learnedWeight turns how often a question word replaced a schema word
-// (n of the word's total substitutions) into a weight.
-func learnedWeight(n, total int) float64 {
-	w := 0.45 + 0.1*math.Log2(float64(n)) + 0.2*float64(n)/float64(total)
-	return math.Min(w, 0.85)
+func (w *Weights) learned(n, total int) float64 {
+	v := w.LearnedBase + w.LearnedLog*math.Log2(float64(n)) + w.LearnedShare*float64(n)/float64(total)
+	return math.Min(v, w.LearnedMax)
 }
 
 // Part-of-speech bits of a lemma.
@@ -114,25 +134,27 @@ func kindIndex(k string) uint8 {
 	panic("vocab: unknown kind " + k)
 }
 
+// span locates a word's expansions in Lexicon.entries.
 type span struct{ lo, hi uint32 }
 
-// lemmaInfo is what Lemma needs of a WordNet lemma: its parts of speech and
-// how many senses it has.
-type lemmaInfo struct {
-	pos    uint8
+// wordInfo is what the Lexicon knows of a word: its WordNet parts of speech
+// (0 when it is no WordNet lemma) and senses, and its expansions.
+type wordInfo struct {
+	span
 	senses uint16
+	pos    uint8
 }
 
 // Lexicon holds the loaded vocabulary. The zero value is not usable; get
 // one from Default, Load or Parse.
 type Lexicon struct {
-	lemmas  map[string]lemmaInfo
-	exc     [4]map[string]string
+	words   map[string]wordInfo
+	exc     [4]map[string]string // per part of speech: inflected → base
 	terms   []string
-	index   map[string]uint32 // term → index into terms
-	entries []entry
-	expand  map[string]span // lemma → its entries, sorted by weight
-	abbrev  map[string]span
+	entries []entry         // per word, sorted by decreasing weight
+	abbrev  map[string]span // identifier token → its entries
+	nlemmas int
+	w       Weights
 }
 
 // Sources are the data files of a Lexicon. A nil reader leaves that part
@@ -143,6 +165,8 @@ type Sources struct {
 	WordNet io.Reader // gzip: wordnet.txt.gz
 	Learned io.Reader // learned.tsv
 	Abbrev  io.Reader // abbrev.tsv
+	// Weights nil means DefaultWeights.
+	Weights *Weights
 }
 
 // EmbeddedSources opens the data files compiled into the binary.
@@ -179,202 +203,17 @@ func Default() *Lexicon {
 	return l
 }
 
-// Parse builds a Lexicon from src.
-func Parse(src Sources) (*Lexicon, error) {
-	l := &Lexicon{
-		lemmas: map[string]lemmaInfo{},
-		index:  map[string]uint32{},
-		expand: map[string]span{},
-		abbrev: map[string]span{},
-	}
-	for i := range l.exc {
-		l.exc[i] = map[string]string{}
-	}
-	if src.Morph != nil {
-		if err := readGzipLines(src.Morph, l.morphLine); err != nil {
-			return nil, fmt.Errorf("vocab: morphology: %w", err)
-		}
-	}
-	acc := map[string][]entry{}
-	if src.WordNet != nil {
-		if err := readGzipLines(src.WordNet, func(line string) error { return l.wordnetLine(line, acc) }); err != nil {
-			return nil, fmt.Errorf("vocab: wordnet: %w", err)
-		}
-	}
-	if src.Learned != nil {
-		if err := readLines(src.Learned, func(line string) error { return l.learnedLine(line, acc) }); err != nil {
-			return nil, fmt.Errorf("vocab: learned: %w", err)
-		}
-	}
-	l.expand = l.pack(acc, MaxExpansions)
-	acc = map[string][]entry{}
-	if src.Abbrev != nil {
-		if err := readLines(src.Abbrev, func(line string) error { return l.abbrevLine(line, acc) }); err != nil {
-			return nil, fmt.Errorf("vocab: abbreviations: %w", err)
-		}
-	}
-	l.abbrev = l.pack(acc, MaxExpansions)
-	return l, nil
-}
-
-func readGzipLines(r io.Reader, fn func(string) error) error {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	return readLines(zr, fn)
-}
-
-func readLines(r io.Reader, fn func(string) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if err := fn(line); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-	}
-	return sc.Err()
-}
-
-func (l *Lexicon) morphLine(line string) error {
-	f := strings.Fields(line)
-	switch {
-	case len(f) == 4 && f[0] == "L":
-		m, err1 := strconv.Atoi(f[2])
-		n, err2 := strconv.Atoi(f[3])
-		if err1 != nil || err2 != nil {
-			return fmt.Errorf("bad lemma line %q", line)
-		}
-		l.lemmas[f[1]] = lemmaInfo{pos: uint8(m), senses: uint16(min(n, math.MaxUint16))}
-	case len(f) == 4 && f[0] == "X":
-		p := strings.IndexByte("nvar", f[1][0])
-		if p < 0 {
-			return fmt.Errorf("bad part of speech %q", f[1])
-		}
-		if _, dup := l.exc[p][f[2]]; !dup { // the first listed base wins
-			l.exc[p][f[2]] = f[3]
-		}
-	default:
-		return fmt.Errorf("bad line %q", line)
-	}
-	return nil
-}
-
-func (l *Lexicon) termID(t string) uint32 {
-	if id, ok := l.index[t]; ok {
-		return id
-	}
-	id := uint32(len(l.terms))
-	l.terms = append(l.terms, t)
-	l.index[t] = id
-	return id
-}
-
-func (l *Lexicon) wordnetLine(line string, acc map[string][]entry) error {
-	word, rest, ok := strings.Cut(line, "\t")
-	if !ok {
-		return fmt.Errorf("no tab in %q", line)
-	}
-	for _, r := range strings.Fields(rest) {
-		k, tr, ok1 := strings.Cut(r, ":")
-		term, rk, ok2 := strings.Cut(tr, ":")
-		if !ok1 || !ok2 || len(k) != 1 {
-			return fmt.Errorf("bad relation %q", r)
-		}
-		rank, err := strconv.Atoi(rk)
-		if err != nil {
-			return fmt.Errorf("bad rank in %q", r)
-		}
-		w, kind := relWeight(k[0])
-		if kind == "" {
-			return fmt.Errorf("unknown relation kind %q", k)
-		}
-		w /= 1 + rankDecay*float64(rank)
-		acc[word] = append(acc[word], entry{term: l.termID(term), kind: kindIndex(kind), weight: float32(w)})
-	}
-	return nil
-}
-
-func (l *Lexicon) learnedLine(line string, acc map[string][]entry) error {
-	f := strings.Split(line, "\t")
-	if len(f) != 4 {
-		return fmt.Errorf("want 4 fields in %q", line)
-	}
-	n, err1 := strconv.Atoi(f[2])
-	total, err2 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || n < 1 || total < n {
-		return fmt.Errorf("bad counts in %q", line)
-	}
-	acc[f[0]] = append(acc[f[0]], entry{term: l.termID(f[1]), kind: kindIndex(KindLearned), weight: float32(learnedWeight(n, total))})
-	return nil
-}
-
-func (l *Lexicon) abbrevLine(line string, acc map[string][]entry) error {
-	f := strings.Split(line, "\t")
-	if len(f) != 3 {
-		return fmt.Errorf("want 3 fields in %q", line)
-	}
-	w, err := strconv.ParseFloat(f[2], 64)
-	if err != nil || w <= 0 || w >= 1 {
-		return fmt.Errorf("bad weight in %q", line)
-	}
-	acc[f[0]] = append(acc[f[0]], entry{term: l.termID(f[1]), kind: kindIndex(KindAbbreviation), weight: float32(w)})
-	return nil
-}
-
-// pack keeps, per word, the best entry of each term, sorts them by weight
-// (then term, for determinism), cuts at max and lays them out flat.
-func (l *Lexicon) pack(acc map[string][]entry, max int) map[string]span {
-	words := make([]string, 0, len(acc))
-	for w := range acc {
-		words = append(words, w)
-	}
-	sort.Strings(words)
-	out := make(map[string]span, len(words))
-	for _, w := range words {
-		es := acc[w]
-		sort.SliceStable(es, func(i, j int) bool {
-			if es[i].weight != es[j].weight {
-				return es[i].weight > es[j].weight
-			}
-			return l.terms[es[i].term] < l.terms[es[j].term]
-		})
-		lo := uint32(len(l.entries))
-		seen := make(map[uint32]bool, len(es))
-		for _, e := range es {
-			if seen[e.term] || l.terms[e.term] == w {
-				continue
-			}
-			seen[e.term] = true
-			l.entries = append(l.entries, e)
-			if int(uint32(len(l.entries))-lo) == max {
-				break
-			}
-		}
-		out[w] = span{lo, uint32(len(l.entries))}
-	}
-	return out
-}
-
 // Expand returns what a question word may stand for in a schema: WordNet
 // synonyms, hypernyms, hyponyms, derivations and attributes of its base form,
 // and learned associations, at most MaxExpansions, by decreasing weight. The
 // word itself and its base form are never listed. word should be lower case.
 // The returned slice is the caller's.
 func (l *Lexicon) Expand(word string) []Expansion {
-	base := l.Lemma(word)
-	s, ok := l.expand[base]
-	if !ok {
+	info := l.words[l.Lemma(word)]
+	if info.lo == info.hi {
 		return nil
 	}
-	return l.expansions(s, word)
+	return l.expansions(info.span, word)
 }
 
 // ExpandIdentifier returns the full words an identifier token may abbreviate
@@ -414,10 +253,10 @@ func (l *Lexicon) expansions(s span, skip string) []Expansion {
 // (morphy would make "does" a doe and "has" a ha).
 func (l *Lexicon) Lemma(word string) string {
 	w := strings.ToLower(word)
-	if len(l.lemmas) == 0 || Stop(w) {
+	if l.nlemmas == 0 || Stop(w) {
 		return w
 	}
-	if info, ok := l.lemmas[w]; ok {
+	if info := l.words[w]; info.pos != 0 {
 		return l.preferBase(w, info)
 	}
 	for _, exc := range l.exc {
@@ -426,7 +265,7 @@ func (l *Lexicon) Lemma(word string) string {
 		}
 	}
 	for _, r := range detachRules {
-		if cand, ok := r.apply(w); ok && l.lemmas[cand].pos&r.pos != 0 {
+		if cand, ok := r.apply(w); ok && l.words[cand].pos&r.pos != 0 {
 			return cand
 		}
 	}
@@ -444,14 +283,14 @@ func (l *Lexicon) Lemma(word string) string {
 // the base serves retrieval better: the singular of a plural noun with
 // fewer senses (days → day) and the verb of a participle that is no noun
 // (registered → register).
-func (l *Lexicon) preferBase(w string, info lemmaInfo) string {
+func (l *Lexicon) preferBase(w string, info wordInfo) string {
 	for _, r := range detachRules {
 		cand, ok := r.apply(w)
 		if !ok {
 			continue
 		}
-		c, ok := l.lemmas[cand]
-		if !ok {
+		c := l.words[cand]
+		if c.pos == 0 {
 			continue
 		}
 		switch {

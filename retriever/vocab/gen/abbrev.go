@@ -79,38 +79,56 @@ func plausibleAbbrev(lx *vocab.Lexicon, a, w string) bool {
 	if lx.Lemma(a) == lx.Lemma(w) || strings.HasPrefix(w, a) && len(w)-len(a) <= 1 {
 		return false
 	}
-	i := 0
-	for j := 0; j < len(w) && i < len(a); j++ {
-		if w[j] == a[i] {
-			i++
-		}
-	}
-	return i == len(a)
+	return shortens(a, w)
 }
 
 // mineAbbrev aligns every original column and table name of the training
-// databases with Spider's human-readable name ("dept_id" / "department id")
-// and returns the plausible abbreviation pairs, by abbreviation then by
+// databases with Spider's human-readable name ("dept_id" / "department id",
+// "custid" / "customer id") and returns the plausible abbreviation pairs
+// (known reports WordNet lemmas), by abbreviation then by
 // decreasing number of databases.
-func mineAbbrev(lx *vocab.Lexicon, dbs []spiderDB, train map[string]bool) []abbrevPair {
+func mineAbbrev(lx *vocab.Lexicon, known func(string) bool, dbs []spiderDB, train map[string]bool) []abbrevPair {
 	found := map[[2]string]*abbrevPair{}
+	record := func(db, a, w string) {
+		word := lx.Lemma(w)
+		k := [2]string{a, word}
+		p := found[k]
+		if p == nil {
+			p = &abbrevPair{abbr: a, word: word, dbs: map[string]bool{}}
+			found[k] = p
+		}
+		p.dbs[db] = true
+	}
 	note := func(db, orig, human string) {
 		o, h := splitIdent(orig), words(human)
-		if len(o) != len(h) {
+		al, ok := alignPieces(o, h)
+		if !ok {
 			return
 		}
-		for i := range o {
-			if o[i] == h[i] || !plausibleAbbrev(lx, o[i], h[i]) {
+		for i, g := range al {
+			piece, covered := o[i], h[g.lo:g.hi]
+			if len(covered) == 1 {
+				if piece != covered[0] && plausibleAbbrev(lx, piece, covered[0]) {
+					record(db, piece, covered[0])
+				}
 				continue
 			}
-			word := lx.Lemma(h[i])
-			k := [2]string{o[i], word}
-			p := found[k]
-			if p == nil {
-				p = &abbrevPair{abbr: o[i], word: word, dbs: map[string]bool{}}
-				found[k] = p
+			// A piece that joins several words (custid: customer id,
+			// fname: first name) stands for each, unless it is an English
+			// word (classroom); its parts that are abbreviations of their
+			// own are pairs too.
+			if len(piece) >= 3 && !known(piece) {
+				for _, w := range covered {
+					if !stopOrNumber(w) {
+						record(db, piece, w)
+					}
+				}
 			}
-			p.dbs[db] = true
+			for k, part := range g.parts {
+				if part != covered[k] && plausibleAbbrev(lx, part, covered[k]) {
+					record(db, part, covered[k])
+				}
+			}
 		}
 	}
 	for _, d := range dbs {
@@ -174,4 +192,73 @@ func writeAbbrev(w *strings.Builder, mined []abbrevPair) (hand, kept int) {
 		kept++
 	}
 	return hand, kept
+}
+
+// group is the run of human-readable words h[lo:hi] one identifier piece
+// covers, and the piece cut into one part per word.
+type group struct {
+	lo, hi int
+	parts  []string
+}
+
+// alignPieces aligns identifier pieces with the words of a human-readable
+// name, each piece covering one to three consecutive words (custid covers
+// customer id). ok is false when no alignment covers everything.
+func alignPieces(o, h []string) ([]group, bool) {
+	var out []group
+	var walk func(i, j int) bool
+	walk = func(i, j int) bool {
+		if i == len(o) {
+			return j == len(h)
+		}
+		for k := 1; k <= 3 && j+k <= len(h); k++ {
+			parts, ok := splitAbbrev(o[i], h[j:j+k])
+			if !ok {
+				continue
+			}
+			out = append(out, group{j, j + k, parts})
+			if walk(i+1, j+k) {
+				return true
+			}
+			out = out[:len(out)-1]
+		}
+		return false
+	}
+	if !walk(0, 0) {
+		return nil, false
+	}
+	return out, true
+}
+
+// splitAbbrev cuts piece into len(ws) parts, each the word itself or a
+// shortening of it (starting with its first letter, a subsequence of it).
+func splitAbbrev(piece string, ws []string) ([]string, bool) {
+	if len(ws) == 1 {
+		return []string{piece}, piece == ws[0] || shortens(piece, ws[0])
+	}
+	for cut := 1; cut < len(piece); cut++ {
+		head := piece[:cut]
+		if head != ws[0] && !shortens(head, ws[0]) {
+			continue
+		}
+		if rest, ok := splitAbbrev(piece[cut:], ws[1:]); ok {
+			return append([]string{head}, rest...), true
+		}
+	}
+	return nil, false
+}
+
+// shortens reports whether a starts with w's first letter, is shorter and
+// is a subsequence of w.
+func shortens(a, w string) bool {
+	if a == "" || len(a) >= len(w) || a[0] != w[0] {
+		return false
+	}
+	i := 0
+	for j := 0; j < len(w) && i < len(a); j++ {
+		if w[j] == a[i] {
+			i++
+		}
+	}
+	return i == len(a)
 }

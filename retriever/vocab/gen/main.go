@@ -14,7 +14,8 @@
 // With -measure it writes nothing and prints instead how well the
 // expansions bridge the substitutions of the Spider-Syn training questions
 // of a held-out 20% of training databases, with the learned pairs mined
-// from the other 80% (see docs/retrieval.md).
+// from the other 80% (see docs/retrieval.md). With -tune it searches the
+// expansion weights on another held-out fold and prints the best.
 package main
 
 import (
@@ -41,7 +42,8 @@ func run() error {
 	spiderDir := flag.String("spider", "../shared/bench/spider", "Spider directory (tables.json, train_spider.json)")
 	synDir := flag.String("spider-syn", "../shared/bench/spider-syn", "Spider-Syn directory (train_spider.json)")
 	out := flag.String("out", "retriever/vocab/data", "output directory")
-	doMeasure := flag.Bool("measure", false, "print held-out figures instead of writing files")
+	doMeasure := flag.Bool("measure", false, "print held-out figures (fold 0) instead of writing files")
+	doTune := flag.Bool("tune", false, "search expansion weights on fold 1 instead of writing files")
 	flag.Parse()
 
 	wn, err := readWordNet(*wnDir)
@@ -84,40 +86,16 @@ func run() error {
 		train[q.DBID] = true
 	}
 
-	if *doMeasure {
-		pairs := mineLearned(wnLex, synQs, func(db string) bool { return !heldOut(db) })
-		var lw strings.Builder
-		writeLearned(&lw, pairs)
-		withLearned := func(wordnet bool) (*vocab.Lexicon, error) {
-			src := vocab.Sources{Morph: bytes.NewReader(morphGz), Learned: strings.NewReader(lw.String())}
-			if wordnet {
-				src.WordNet = bytes.NewReader(relsGz)
-			}
-			return vocab.Parse(src)
+	if *doMeasure || *doTune {
+		m := &measurer{known: wn.known, morphGz: morphGz, relsGz: relsGz, wnLex: wnLex, synQs: synQs, dbs: dbs, train: train}
+		if *doTune {
+			return m.tune(os.Stdout)
 		}
-		both, err := withLearned(true)
-		if err != nil {
-			return err
-		}
-		learnedOnly, err := withLearned(false)
-		if err != nil {
-			return err
-		}
-		nHeld := 0
-		for db := range train {
-			if heldOut(db) {
-				nHeld++
-			}
-		}
-		fmt.Printf("held-out training databases: %d of %d; learned pairs mined from the rest: %d\n\n", nHeld, len(train), len(pairs))
-		measure(os.Stdout, []namedLexicon{{"WordNet only", wnLex}, {"WordNet + learned", both}, {"learned only", learnedOnly}}, synQs, dbs)
-		fmt.Print("\nmost frequent misses (WordNet + learned): ")
-		missed(os.Stdout, both, synQs, 40)
-		return nil
+		return m.report(os.Stdout, 0)
 	}
 
 	var ab strings.Builder
-	hand, kept := writeAbbrev(&ab, mineAbbrev(wnLex, dbs, train))
+	hand, kept := writeAbbrev(&ab, mineAbbrev(wnLex, wn.known, dbs, train))
 	var lw strings.Builder
 	pairs := mineLearned(wnLex, synQs, func(string) bool { return true })
 	writeLearned(&lw, pairs)

@@ -14,10 +14,10 @@ import (
 // among its top 5), the average list size of those words and of every
 // content word of the held-out questions, and how many expansions per
 // content word hit a word of the question's own schema (useful) or not.
-func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spiderDB) {
+func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spiderDB, f int) {
 	schema := map[string]map[string]bool{}
 	for _, d := range dbs {
-		if !heldOut(d.DBID) {
+		if fold(d.DBID) != f {
 			continue
 		}
 		set := map[string]bool{}
@@ -40,6 +40,14 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 		}
 		schema[d.DBID] = set
 	}
+	type kindStat struct{ hits, schema, other int }
+	byKind := map[string]*kindStat{}
+	kindOf := func(k string) *kindStat {
+		if byKind[k] == nil {
+			byKind[k] = &kindStat{}
+		}
+		return byKind[k]
+	}
 	fmt.Fprintf(w, "| lexicon | substitutions | recall | recall@5 | phrase recall | avg size (substituted words) | avg size (all content words) | schema hits / word | non-schema / word |\n")
 	fmt.Fprintf(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, nl := range lexicons {
@@ -47,7 +55,7 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 		groups, groupHit := map[int]bool{}, map[int]bool{}
 		group := 0
 		for _, q := range qs {
-			if !heldOut(q.DBID) {
+			if fold(q.DBID) != f {
 				continue
 			}
 			for _, s := range substitutions(nl.lx.Lemma, q.Original, q.Question, &group) {
@@ -58,6 +66,9 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 				for i, e := range ex {
 					if e.Term == s.orig {
 						hit++
+						if nl.name == lexicons[len(lexicons)-1].name {
+							kindOf(e.Kind).hits++
+						}
 						groupHit[s.group] = true
 						if i < 5 {
 							hit5++
@@ -75,10 +86,17 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 				ex := nl.lx.Expand(t)
 				wordSize += len(ex)
 				for _, e := range ex {
+					last := nl.name == lexicons[len(lexicons)-1].name
 					if set[e.Term] {
 						schemaHit++
+						if last {
+							kindOf(e.Kind).schema++
+						}
 					} else {
 						schemaMiss++
+						if last {
+							kindOf(e.Kind).other++
+						}
 					}
 				}
 			}
@@ -86,6 +104,17 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.1f | %.1f | %.2f | %.2f |\n", nl.name, subs,
 			frac(hit, subs), frac(hit5, subs), frac(len(groupHit), len(groups)),
 			frac(subSize, subs), frac(wordSize, words_), frac(schemaHit, words_), frac(schemaMiss, words_))
+	}
+	last := lexicons[len(lexicons)-1].name
+	fmt.Fprintf(w, "\nby kind (%s): kind, substitutions bridged, expansions naming a schema word, others\n", last)
+	names := make([]string, 0, len(byKind))
+	for k := range byKind {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		st := byKind[k]
+		fmt.Fprintf(w, "  %-12s %5d %6d %7d (%.3f schema share)\n", k, st.hits, st.schema, st.other, frac(st.schema, st.schema+st.other))
 	}
 }
 
@@ -102,11 +131,11 @@ func frac(a, b int) float64 {
 }
 
 // missed lists the most frequent held-out substitutions lex does not bridge.
-func missed(w io.Writer, lx *vocab.Lexicon, qs []synQuestion, n int) {
+func missed(w io.Writer, lx *vocab.Lexicon, qs []synQuestion, n, f int) {
 	count := map[[2]string]int{}
 	group := 0
 	for _, q := range qs {
-		if !heldOut(q.DBID) {
+		if fold(q.DBID) != f {
 			continue
 		}
 		for _, s := range substitutions(lx.Lemma, q.Original, q.Question, &group) {

@@ -23,6 +23,7 @@ type synQuestion struct {
 	DBID     string `json:"db_id"`
 	Question string `json:"question"`
 	Original string `json:"spider_question"`
+	Query    string `json:"query"`
 }
 
 type spiderQuestion struct {
@@ -41,12 +42,13 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// heldOut reports whether db belongs to the 20% of training databases the
-// measurement keeps back (a hash of the name, so the split is fixed).
-func heldOut(db string) bool {
+// fold puts each training database in one of five folds by a hash of its
+// name, so splits are fixed. The measurement keeps fold 0 back, the weight
+// tuning fold 1.
+func fold(db string) int {
 	h := fnv.New32a()
 	h.Write([]byte(db))
-	return h.Sum32()%5 == 0
+	return int(h.Sum32() % 5)
 }
 
 // splitIdent splits an identifier into lower-case pieces on anything not a

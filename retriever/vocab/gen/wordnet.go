@@ -416,3 +416,6 @@ func (wn *wordnet) writeRelations(w *strings.Builder) int {
 	}
 	return n
 }
+
+// known reports whether w is a single-word WordNet lemma.
+func (wn *wordnet) known(w string) bool { return wn.posMask[w] != 0 }
