@@ -78,9 +78,6 @@ func (r *Retriever) TableIDs(ctx context.Context) (map[string]int64, error) {
 	return out, rows.Err()
 }
 
-// Settings returns the retriever's configuration with defaults applied.
-func (r *Retriever) Settings() Config { return r.cfg }
-
 // EmbedderName names the question embedder ("" when none).
 func (r *Retriever) EmbedderName() string {
 	if r.emb == nil {
@@ -95,6 +92,7 @@ func NewForTraining(pool *pgxpool.Pool, emb Embedder) *Retriever {
 	placeholder := &LiteModel{}
 	r := &Retriever{db: pool, cfg: Config{}.withDefaults(), emb: emb, sc: placeholder, lite: placeholder}
 	r.log = slog.New(slog.DiscardHandler)
+	r.setVocabulary(nil)
 	return r
 }
 

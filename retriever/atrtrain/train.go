@@ -208,7 +208,7 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 	nValid := int(math.Round(float64(n) * cfg.ValidFrac))
 	set := &TrainingSet{}
 	set.Embedder = r.EmbedderName()
-	rcfg := r.Settings()
+	rcfg := r.Config()
 	for k, qi := range order[:n] {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -35,7 +35,7 @@ type EvalReport struct {
 
 // MethodOrder lists the report's methods in display order.
 func MethodOrder() []string {
-	return []string{methodTopPrefix + "3", methodTopPrefix + "5", methodTopPrefix + "10", MethodATR, MethodDefault}
+	return []string{methodTopPrefix + "3", methodTopPrefix + "5", methodTopPrefix + "10", methodTopPrefix + "50", MethodATR, MethodDefault}
 }
 
 // EvalJob is a whole `atrium eval` run.
@@ -137,7 +137,7 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 		}
 		n++
 		hybridLat := res.Timings.Embed + res.Timings.Hybrid
-		for _, k := range []int{3, 5, 10} {
+		for _, k := range []int{3, 5, 10, 50} {
 			var got []string
 			for j, c := range res.Candidates {
 				if j == k {
