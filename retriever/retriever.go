@@ -313,7 +313,7 @@ func (r *Retriever) snapshot(ctx context.Context, version int64) (*snapshot, err
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g}
+	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g, expand: r.lexIndex.expand}
 	s.mu.tables = map[int64]*TableInfo{}
 	r.snap.Store(s)
 	r.log.Debug("catalog snapshot loaded", "version", v, "embedder", emb, "join_edges", len(g.best))
@@ -363,6 +363,7 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 	t1 := time.Now()
 	tm.Embed = t1.Sub(t0)
 	q := newQuery(question, emb, snap.g)
+	q.setExpansions(r.vocab, r.cfg.QuestionExpansion)
 	p := hybridParams{perList: r.cfg.PerList, valueRows: r.cfg.ValueRows, alpha: r.cfg.Alpha, valueW: r.cfg.ValueWeight, keep: keep, stats: stats,
 		index: ix, terms: questionTerms(q, r.vocab, r.cfg.QuestionExpansion)}
 	raws, version, err := r.fetchCandidates(ctx, q, p, extraIDs)

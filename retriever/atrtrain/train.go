@@ -60,12 +60,14 @@ package atrtrain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -169,9 +171,11 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		return nil, err
 	}
 	// Literals per database, with the index of the question they came from.
+	// A question never sees the literals of its own gold SQL, also when
+	// another question (Spider-Syn's rewording of it) shares that SQL.
 	type lit struct {
 		literal
-		qi int
+		sql string
 	}
 	lits := map[string][]lit{}
 	for i := range bench.Questions {
@@ -185,7 +189,7 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 			ls = sqlLiterals(db, q.GoldSQL())
 		}
 		for _, l := range ls {
-			lits[db.Schema()] = append(lits[db.Schema()], lit{l, i})
+			lits[db.Schema()] = append(lits[db.Schema()], lit{l, sqlKey(q.GoldSQL())})
 		}
 	}
 	bySchema := map[string][]int64{}
@@ -250,7 +254,7 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		}
 		seen := map[string]bool{}
 		for _, l := range lits[strings.ToLower(bq.DBID)] {
-			if l.qi == qi {
+			if l.sql == sqlKey(bq.GoldSQL()) {
 				continue
 			}
 			key := l.table + "\x1f" + l.column + "\x1f" + strings.ToLower(l.value)
@@ -875,6 +879,15 @@ type TrainJob struct {
 	// atrium_train_atr_<pid> is created there and dropped afterwards (named
 	// per process so two training runs on one server do not collide).
 	ServerDSN string
+	// ExtraQuestions are more question files over the same tables.json
+	// (Spider-Syn's train_spider.json: the same questions reworded with
+	// synonyms), added to BenchDir's train_spider.json.
+	ExtraQuestions []string
+	// HoldOutEvery, when positive, leaves out of training every database
+	// whose position in the sorted db_ids is HoldOutEvery/2 modulo
+	// HoldOutEvery, so they can be evaluated as unseen schemas
+	// (docs/retrieval.md).
+	HoldOutEvery int
 	// KeepDB leaves the scratch database in place.
 	KeepDB bool
 	Train  TrainConfig
@@ -892,6 +905,27 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	bench, err := benchload.LoadBench(job.BenchDir, "train_spider.json")
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range job.ExtraQuestions {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read training questions: %w", err)
+		}
+		var qs []benchload.Question
+		if err := json.Unmarshal(raw, &qs); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", f, err)
+		}
+		bench.Questions = append(bench.Questions, qs...)
+	}
+	held := HeldOutDBs(bench, job.HoldOutEvery)
+	if len(held) > 0 {
+		kept := bench.Questions[:0]
+		for _, q := range bench.Questions {
+			if !held[strings.ToLower(q.DBID)] {
+				kept = append(kept, q)
+			}
+		}
+		bench.Questions = kept
 	}
 	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, fmt.Sprintf("atrium_train_atr_%d", os.Getpid()))
 	if err != nil {
@@ -937,6 +971,42 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	if err != nil {
 		return nil, err
 	}
-	m.Training.Data = "spider train_spider.json (" + fmt.Sprint(len(ids)) + " databases), leave-one-out literal values"
+	data := "spider train_spider.json"
+	for _, f := range job.ExtraQuestions {
+		data += " + " + filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
+	}
+	data += fmt.Sprintf(" (%d databases", len(ids))
+	if len(held) > 0 {
+		data += fmt.Sprintf("; %d held out, one in %d by sorted db_id", len(held), job.HoldOutEvery)
+	}
+	m.Training.Data = data + "), leave-one-out literal values"
 	return m, nil
+}
+
+// sqlKey normalises gold SQL for comparison (case and spacing).
+func sqlKey(sql string) string { return strings.ToLower(strings.Join(strings.Fields(sql), " ")) }
+
+// HeldOutDBs are the databases (lower-case db_ids) held out of training by
+// TrainJob.HoldOutEvery: of the sorted db_ids of bench's questions, those at
+// positions every/2 modulo every. Nil when every <= 0.
+func HeldOutDBs(bench *benchload.Bench, every int) map[string]bool {
+	if every <= 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, q := range bench.Questions {
+		if !seen[q.DBID] {
+			seen[q.DBID] = true
+			ids = append(ids, q.DBID)
+		}
+	}
+	sort.Strings(ids)
+	out := map[string]bool{}
+	for i, id := range ids {
+		if i%every == every/2 {
+			out[strings.ToLower(id)] = true
+		}
+	}
+	return out
 }
