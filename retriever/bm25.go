@@ -288,24 +288,48 @@ func (ix *lexIndex) memoryBytes() int {
 
 const sizeofPosting = 4 + 2*numFields
 
-// lexIndexCache holds the index of the latest catalog version seen.
+// syncIndexTables is the largest catalog whose index is built while the
+// question waits (about a second per 10,000 tables on a busy 2-core
+// machine); larger catalogs build it in the background and meanwhile rank
+// the lexical list with the previous version's index, or with ts_rank_cd in
+// SQL when there is none.
+const syncIndexTables = 20_000
+
+// lexIndexCache holds the index of the latest catalog version built.
 type lexIndexCache struct {
-	mu     sync.Mutex // serialises builds
-	cur    atomic.Pointer[lexIndex]
-	expand func(string) []weightedTerm
+	mu       sync.Mutex // serialises builds
+	cur      atomic.Pointer[lexIndex]
+	expand   func(string) []weightedTerm
+	building atomic.Int64 // version being built in the background (0: none)
 }
 
-// get returns the index for version, building it (once per version) when
-// absent.
-func (c *lexIndexCache) get(ctx context.Context, db *pgxpool.Pool, version int64, log *slog.Logger) (*lexIndex, error) {
+// get returns the index for version. On a catalog of more than
+// syncIndexTables tables a missing index is built in the background and get
+// returns the previous one (possibly nil) meanwhile.
+func (c *lexIndexCache) get(ctx context.Context, db *pgxpool.Pool, version int64, tables int, log *slog.Logger) (*lexIndex, error) {
 	if ix := c.cur.Load(); ix != nil && ix.version == version {
 		return ix, nil
+	}
+	if tables > syncIndexTables {
+		if old := c.building.Swap(version); old != version {
+			go c.buildInBackground(context.WithoutCancel(ctx), db, version, log)
+		}
+		return c.cur.Load(), nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ix := c.cur.Load(); ix != nil && ix.version == version {
 		return ix, nil
 	}
+	ix, err := c.build(ctx, db, version, log)
+	if err != nil {
+		return nil, err
+	}
+	c.cur.Store(ix)
+	return ix, nil
+}
+
+func (c *lexIndexCache) build(ctx context.Context, db *pgxpool.Pool, version int64, log *slog.Logger) (*lexIndex, error) {
 	start := time.Now()
 	ix, err := buildLexIndex(ctx, db, version, c.expand)
 	if err != nil {
@@ -313,8 +337,26 @@ func (c *lexIndexCache) get(ctx context.Context, db *pgxpool.Pool, version int64
 	}
 	log.Info("lexical index built", "version", version, "tables", len(ix.ids), "terms", len(ix.postings),
 		"approx_bytes", ix.memoryBytes(), "took", time.Since(start).Round(time.Millisecond))
-	c.cur.Store(ix)
 	return ix, nil
+}
+
+func (c *lexIndexCache) buildInBackground(ctx context.Context, db *pgxpool.Pool, version int64, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.building.CompareAndSwap(version, 0)
+	if ix := c.cur.Load(); ix != nil && ix.version >= version {
+		return
+	}
+	ix, err := c.build(ctx, db, version, log)
+	if err != nil {
+		log.Warn("lexical index build failed; the lexical list uses ts_rank_cd until the next attempt", "version", version, "err", err)
+		return
+	}
+	if cur := c.cur.Load(); cur == nil || cur.version < version {
+		c.cur.Store(ix)
+	}
 }
 
 // questionTerms are the BM25F query of q: its content words' stems at

@@ -1,7 +1,10 @@
 package retriever
 
 import (
+	"context"
+	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -59,4 +62,36 @@ func TestQuestionTermsExpand(t *testing.T) {
 	require.Equal(t, 1.0, w[stem("vocalists")])
 	require.Greater(t, w["singer"], 0.0)
 	require.Less(t, w["singer"], 1.0)
+}
+
+// On a large catalog the index is built in the background: the question
+// that finds it missing is answered at once (lexical list by ts_rank_cd,
+// index nil) and a later one uses the index.
+func TestLexIndexBuildsInBackgroundOnLargeCatalogs(t *testing.T) {
+	pool, _ := setupCatalog(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	var c lexIndexCache
+	ix, err := c.get(ctx, pool, 7, syncIndexTables+1, log)
+	require.NoError(t, err)
+	require.Nil(t, ix, "no index yet: the caller falls back to ts_rank_cd")
+	for ix == nil {
+		time.Sleep(10 * time.Millisecond)
+		ix, err = c.get(ctx, pool, 7, syncIndexTables+1, log)
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(7), ix.version)
+	require.Len(t, ix.ids, 6, "every table of shop and zoo")
+
+	// A small catalog builds while the question waits.
+	var small lexIndexCache
+	ix, err = small.get(ctx, pool, 8, 6, log)
+	require.NoError(t, err)
+	require.NotNil(t, ix)
+	scores := ix.score(questionTerms(newQuery("which keepers look after zebras", nil, nil), nil, 0))
+	names := map[int64]bool{}
+	for _, id := range ix.top(scores, 1) {
+		names[id] = true
+	}
+	require.Len(t, names, 1)
 }

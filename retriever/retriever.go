@@ -345,7 +345,7 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 	if err != nil {
 		return nil, err
 	}
-	ix, err := r.lexIndex.get(ctx, r.db, snap.version, r.log)
+	ix, err := r.lexIndex.get(ctx, r.db, snap.version, stats.tables, r.log)
 	if err != nil {
 		return nil, err
 	}
