@@ -20,7 +20,9 @@ import (
 // tables span two schemas joined by a foreign key (support.tickets →
 // shop.customers). The schema-coherence features used to treat each schema
 // as a separate database, as a Spider database is, and dropped
-// shop.customers; they now group schemas that foreign keys connect.
+// shop.customers; they now group schemas that foreign keys connect. And
+// hr.jobs came in on value evidence ("Customer Support Agent") whose only
+// informative word, "support", names a schema; such words no longer count.
 func TestDemoQuestionSpansSchemas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -56,8 +58,6 @@ func TestDemoQuestionSpansSchemas(t *testing.T) {
 	require.Contains(t, got, "shop.customers")
 	require.Contains(t, got, "support.tickets")
 	for _, name := range got {
-		if strings.HasPrefix(name, "hr.") {
-			t.Logf("known gap: %s is chosen (value or bridge evidence; see docs/retrieval.md)", name)
-		}
+		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
 	}
 }

@@ -145,15 +145,18 @@ func matchValue(q *Query, value string) float64 {
 }
 
 // scoreValues fills a candidate's value evidence from its hits. Hits with no
-// informative word in common are dropped: a value "of" or "2" says nothing.
-func scoreValues(q *Query, c *Candidate) {
+// informative word in common are dropped: a value "of" or "2" says nothing,
+// nor does a value word that names a candidate table or schema (named, by
+// stem): "support" in "Which customers opened support tickets" is the
+// support schema, not hr.jobs' job title "Customer Support Agent".
+func scoreValues(q *Query, c *Candidate, named map[string]bool) {
 	kept := c.Values[:0]
 	c.valFull, c.valPart = 0, 0
 	for _, v := range c.Values {
 		m := matchValue(q, v.Value)
 		informative := false
 		for _, w := range ident.Split(v.Value) {
-			if q.words[w] && !stopwords[w] && !isNumber(w) && len(w) > 1 {
+			if q.words[w] && !stopwords[w] && !isNumber(w) && len(w) > 1 && !named[stem(w)] {
 				informative = true
 				break
 			}

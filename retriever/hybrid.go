@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 )
@@ -172,13 +173,24 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 // the lexical score, s = α·s_lex + (1−α)·s_sem, the best C kept.
 func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybridParams) []*Candidate {
 	cands := make([]*Candidate, 0, len(raws))
+	named := map[string]bool{}
+	for _, rc := range raws {
+		if t := tables[rc.id]; t != nil {
+			for _, st := range t.nameA.stems {
+				named[st] = true
+			}
+			for _, w := range ident.Split(t.Schema) {
+				named[stem(w)] = true
+			}
+		}
+	}
 	for _, rc := range raws {
 		t := tables[rc.id]
 		if t == nil {
 			continue
 		}
 		c := &Candidate{Table: t, LexRaw: rc.lex, SemRaw: rc.sem, Values: append([]ValueHit(nil), rc.values...)}
-		scoreValues(q, c)
+		scoreValues(q, c, named)
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
