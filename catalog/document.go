@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 // docFormatVersion goes into every fingerprint: bump it when the document
@@ -132,13 +134,13 @@ const rowSummaryCount = 5
 func (d *tableDoc) render() {
 	r, s := d.rel, d.smp
 	var name strings.Builder
-	name.WriteString(NameWords(r.Schema))
+	name.WriteString(ident.Words(r.Schema))
 	name.WriteString(" | ")
-	name.WriteString(NameWords(r.Name))
+	name.WriteString(ident.Words(r.Name))
 	name.WriteString(" |")
 	for _, c := range r.Columns {
 		name.WriteByte(' ')
-		name.WriteString(NameWords(c.Name))
+		name.WriteString(ident.Words(c.Name))
 		if name.Len() > maxDocBytes {
 			break
 		}

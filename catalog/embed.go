@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 // Embedder turns texts into vectors. The catalog stores the Name and
@@ -99,7 +101,7 @@ func NewEmbedder(cfg EmbedderConfig) (Embedder, error) {
 // is part of Atrium's contract (vectors stored by one version must match
 // questions embedded by another) and is versioned by Name:
 //
-//  1. The text is split into words with SplitWords (so camelCase,
+//  1. The text is split into words with ident.Split (so camelCase,
 //     snake_case and digits separate words; letters are lower-cased).
 //  2. Each word w contributes weight 1 to feature "w:"+stem(w), where stem
 //     removes a plural ending (ies→y, sses→ss, s→"" when the word is longer
@@ -176,7 +178,7 @@ func (b *BuiltinEmbedder) Vector(text string) []float32 {
 		v[h%dim] += w
 	}
 	var buf []byte
-	for _, w := range SplitWords(text) {
+	for _, w := range ident.Split(text) {
 		add(fnvString(wordSeed, stem(w)), 1)
 		if utf8.RuneCountInString(w) < 2 {
 			continue

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 // joinColumn is what join inference knows about one catalogued column.
@@ -252,7 +254,7 @@ func (s *syncer) loadJoinColumns(ctx context.Context, schema string) ([]*joinCol
 		}
 		// Compare names without separators, so countrycode, country_code and
 		// CountryCode agree.
-		c.norm = strings.Join(SplitWords(c.name), "")
+		c.norm = strings.Join(ident.Split(c.name), "")
 		c.qual = strings.ReplaceAll(qualifiedName(c.table, c.name), "_", "")
 		out = append(out, c)
 	}
@@ -263,11 +265,11 @@ func (s *syncer) loadJoinColumns(ctx context.Context, schema string) ([]*joinCol
 // column col of table: singer.id → singer_id, singers.singer_id →
 // singer_id (the table words are singularised and not repeated).
 func qualifiedName(table, col string) string {
-	tw := SplitWords(table)
+	tw := ident.Split(table)
 	for i := range tw {
 		tw[i] = stem(tw[i])
 	}
-	cw := SplitWords(col)
+	cw := ident.Split(col)
 	t := strings.Join(tw, "_")
 	c := strings.Join(cw, "_")
 	if strings.HasPrefix(c, t+"_") || c == t {

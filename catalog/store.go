@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 // writeTableSQL writes one relation in one statement: the table row, its
@@ -152,7 +154,7 @@ func columnEmbedText(table, col string, values []string) string {
 	for k, v := range values {
 		short[k] = truncateRunes(v, 40)
 	}
-	return NameWords(table) + " " + NameWords(col) + ": " + strings.Join(short, ", ")
+	return ident.Words(table) + " " + ident.Words(col) + ": " + strings.Join(short, ", ")
 }
 
 // reembed gives vectors to catalogued tables that lack them, which happens

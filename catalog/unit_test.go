@@ -8,22 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSplitWords(t *testing.T) {
-	for in, want := range map[string][]string{
-		"singer_id":          {"singer", "id"},
-		"SingerID":           {"singer", "id"},
-		"HTTPServer":         {"http", "server"},
-		"address2":           {"address", "2"},
-		"camelCaseName":      {"camel", "case", "name"},
-		`Odd "Name" here`:    {"odd", "name", "here"},
-		"Straße_Größe":       {"straße", "größe"},
-		"concert_singer.x-y": {"concert", "singer", "x", "y"},
-		"":                   nil,
-	} {
-		require.Equal(t, want, SplitWords(in), in)
-	}
-}
-
 func TestBuiltinEmbedderContract(t *testing.T) {
 	e := NewBuiltinEmbedder(0)
 	require.Equal(t, "builtin-v1", e.Name())

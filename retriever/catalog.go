@@ -30,6 +30,10 @@ type TableInfo struct {
 	colA     []analyzed
 	colStems map[string]bool
 	comA     analyzed
+	// nameExp and colExp are the stems the vocabulary expands the name's
+	// and the columns' identifier tokens to (cust → customer), with
+	// weights below 1.
+	nameExp, colExp map[string]float64
 }
 
 // ColumnInfo is one column of a catalog table.
@@ -47,8 +51,22 @@ type ColumnInfo struct {
 // QualifiedName is schema.table.
 func (t *TableInfo) QualifiedName() string { return t.Schema + "." + t.Name }
 
-func (t *TableInfo) prepare() {
+func (t *TableInfo) prepare(expand func(string) []weightedTerm) {
 	t.nameA = analyze(t.Name, false)
+	t.nameExp, t.colExp = map[string]float64{}, map[string]float64{}
+	addExp := func(m map[string]float64, words []string) {
+		if expand == nil {
+			return
+		}
+		for _, w := range words {
+			for _, e := range expand(w) {
+				if s := stem(e.term); e.weight > m[s] {
+					m[s] = e.weight
+				}
+			}
+		}
+	}
+	addExp(t.nameExp, t.nameA.words)
 	t.colStems = map[string]bool{}
 	t.colA = make([]analyzed, len(t.Columns))
 	var com strings.Builder
@@ -57,6 +75,7 @@ func (t *TableInfo) prepare() {
 	com.WriteString(t.Purpose)
 	for i, c := range t.Columns {
 		t.colA[i] = analyze(c.Name, false)
+		addExp(t.colExp, t.colA[i].words)
 		for _, s := range t.colA[i].stems {
 			t.colStems[s] = true
 		}
@@ -82,6 +101,10 @@ type graph struct {
 	adj map[int64][]*JoinEdge // both directions reference the same edge
 	// best[a][b] is the highest-scoring edge between a and b.
 	best map[[2]int64]*JoinEdge
+	// schemaGroup maps a schema that a declared foreign key connects to
+	// another schema to the group's name (its schemas joined by "+");
+	// schemas without such keys are absent.
+	schemaGroup map[string]string
 }
 
 func (g *graph) edge(a, b int64) *JoinEdge {
@@ -108,6 +131,9 @@ type snapshot struct {
 	embedder  string
 	dimension int
 	g         *graph
+	// expand is the vocabulary's identifier expansion applied to tables
+	// as they are loaded.
+	expand func(string) []weightedTerm
 
 	mu struct {
 		sync.Mutex
@@ -140,17 +166,43 @@ func catalogState(ctx context.Context, db *pgxpool.Pool) (version int64, embedde
 }
 
 func loadGraph(ctx context.Context, db *pgxpool.Pool) (*graph, error) {
-	rows, err := db.Query(ctx, `SELECT from_table_id, from_columns, to_table_id, to_columns, source, score FROM atrium.join_edges ORDER BY id`)
+	rows, err := db.Query(ctx, `
+SELECT e.from_table_id, e.from_columns, e.to_table_id, e.to_columns, e.source, e.score, f.schema_name, t.schema_name
+FROM atrium.join_edges e
+JOIN atrium.tables f ON f.id = e.from_table_id
+JOIN atrium.tables t ON t.id = e.to_table_id
+ORDER BY e.id`)
 	if err != nil {
 		return nil, fmt.Errorf("load join graph: %w", err)
 	}
 	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	// Union-find over schemas linked by declared foreign keys (inferred
+	// edges guess from names and may link unrelated databases).
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(s string) string {
+		p, ok := parent[s]
+		if !ok || p == s {
+			return s
+		}
+		r := find(p)
+		parent[s] = r
+		return r
+	}
 	for rows.Next() {
 		e := &JoinEdge{}
 		var score float32
-		if err := rows.Scan(&e.From, &e.FromCols, &e.To, &e.ToCols, &e.Source, &score); err != nil {
+		var fromSchema, toSchema string
+		if err := rows.Scan(&e.From, &e.FromCols, &e.To, &e.ToCols, &e.Source, &score, &fromSchema, &toSchema); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load join graph: %w", err)
+		}
+		if e.Source == "foreign_key" && fromSchema != toSchema {
+			a, b := find(fromSchema), find(toSchema)
+			parent[a], parent[b] = a, a
+			if a != b {
+				parent[b] = a
+			}
 		}
 		e.Score = float64(score)
 		if e.From == e.To {
@@ -168,6 +220,19 @@ func loadGraph(ctx context.Context, db *pgxpool.Pool) (*graph, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load join graph: %w", err)
+	}
+	members := map[string][]string{}
+	for s := range parent {
+		r := find(s)
+		members[r] = append(members[r], s)
+	}
+	g.schemaGroup = map[string]string{}
+	for _, ms := range members {
+		sort.Strings(ms)
+		name := strings.Join(ms, "+")
+		for _, s := range ms {
+			g.schemaGroup[s] = name
+		}
 	}
 	// Deterministic neighbour order for BFS.
 	for id, es := range g.adj {
@@ -199,7 +264,7 @@ func (s *snapshot) tables(ctx context.Context, db *pgxpool.Pool, ids []int64) (m
 	if len(missing) == 0 {
 		return out, nil
 	}
-	loaded, err := loadTables(ctx, db, missing)
+	loaded, err := loadTables(ctx, db, missing, s.expand)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +282,7 @@ func (s *snapshot) tables(ctx context.Context, db *pgxpool.Pool, ids []int64) (m
 
 // loadTables reads tables with their columns. Column sample values come with
 // them because the SQL prompt shows them.
-func loadTables(ctx context.Context, db *pgxpool.Pool, ids []int64) (map[int64]*TableInfo, error) {
+func loadTables(ctx context.Context, db *pgxpool.Pool, ids []int64, expand func(string) []weightedTerm) (map[int64]*TableInfo, error) {
 	rows, err := db.Query(ctx, `
 SELECT t.id, t.schema_name, t.table_name, t.kind, coalesce(t.comment, ''), coalesce(t.purpose, ''), t.est_rows,
        coalesce(array_agg(c.column_name ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
@@ -252,7 +317,7 @@ GROUP BY t.id`, ids)
 			}
 			t.Columns[i] = c
 		}
-		t.prepare()
+		t.prepare(expand)
 		out[t.ID] = t
 	}
 	if err := rows.Err(); err != nil {

@@ -4,6 +4,9 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/atriumdb/atrium/internal/ident"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // Query is a question prepared for scoring: analysed once, shared by every
@@ -16,6 +19,57 @@ type Query struct {
 	content analyzed // stopwords dropped: what the question asks about
 	words   map[string]bool
 	g       *graph
+	// exp maps a content word's stem to the stems the vocabulary expands
+	// it to, with their weights (below 1); see setExpansions.
+	exp map[string]map[string]float64
+}
+
+// setExpansions records the vocabulary's expansions of q's content words
+// (the same terms questionTerms adds to the lexical query).
+func (q *Query) setExpansions(lx *vocab.Lexicon, weight float64) {
+	q.exp = map[string]map[string]float64{}
+	if lx == nil || weight <= 0 {
+		return
+	}
+	for _, w := range q.content.words {
+		if isNumber(w) {
+			continue
+		}
+		s := stem(w)
+		m := q.exp[s]
+		if m == nil {
+			m = map[string]float64{}
+			q.exp[s] = m
+		}
+		if l := lx.Lemma(w); l != "" && stem(l) != s {
+			m[stem(l)] = 1
+		}
+		for _, e := range lx.Expand(w) {
+			for _, part := range ident.Split(e.Term) {
+				ps := stem(part)
+				if ps != s && !stopwords[ps] && weight*e.Weight > m[ps] {
+					m[ps] = weight * e.Weight
+				}
+			}
+		}
+	}
+}
+
+// expMatch is how well question stem s matches a set of schema stems
+// through the vocabulary, not literally: the best of the question word's
+// expansions found among the stems, and the schema-side identifier
+// expansions (cust → customer) that equal the word. 0 when only a literal
+// match (or none) exists.
+func (q *Query) expMatch(s string, exact map[string]bool, schemaExp map[string]float64) float64 {
+	best := schemaExp[s]
+	for e, w := range q.exp[s] {
+		if exact[e] {
+			best = max(best, w)
+		} else if v := schemaExp[e]; v > 0 {
+			best = max(best, w*v)
+		}
+	}
+	return best
 }
 
 // NewQuery analyses a question. g may be nil (no join features).
@@ -77,7 +131,7 @@ type ValueHit struct {
 // matchValue scores how much of value the question contains: the fraction of
 // the value's words that appear in the question.
 func matchValue(q *Query, value string) float64 {
-	ws := splitWords(value)
+	ws := ident.Split(value)
 	if len(ws) == 0 {
 		return 0
 	}
@@ -91,15 +145,18 @@ func matchValue(q *Query, value string) float64 {
 }
 
 // scoreValues fills a candidate's value evidence from its hits. Hits with no
-// informative word in common are dropped: a value "of" or "2" says nothing.
-func scoreValues(q *Query, c *Candidate) {
+// informative word in common are dropped: a value "of" or "2" says nothing,
+// nor does a value word that names a candidate table or schema (named, by
+// stem): "support" in "Which customers opened support tickets" is the
+// support schema, not hr.jobs' job title "Customer Support Agent".
+func scoreValues(q *Query, c *Candidate, named map[string]bool) {
 	kept := c.Values[:0]
 	c.valFull, c.valPart = 0, 0
 	for _, v := range c.Values {
 		m := matchValue(q, v.Value)
 		informative := false
-		for _, w := range splitWords(v.Value) {
-			if q.words[w] && !stopwords[w] && !isNumber(w) && len(w) > 1 {
+		for _, w := range ident.Split(v.Value) {
+			if q.words[w] && !stopwords[w] && !isNumber(w) && len(w) > 1 && !named[stem(w)] {
 				informative = true
 				break
 			}
@@ -122,7 +179,7 @@ func scoreValues(q *Query, c *Candidate) {
 // Feature vector sizes. Changing either (or the meaning of a slot) requires
 // retraining: the weights file records both and the loader checks them.
 const (
-	numPairFeatures   = 34
+	numPairFeatures   = 37
 	numThreshFeatures = 14
 	// The last three threshold slots are filled by the scorer from the
 	// window's table logits (max, second, mean): like ATR's threshold token,
@@ -134,8 +191,11 @@ const (
 // pairStats are the per-table quantities window features are built from.
 type pairStats struct {
 	nameCov, qNameCov, qColCov, comCov float64
-	colHits                            int
-	covered                            map[string]bool
+	// qNameExp and qColExp: the share of the question's content words the
+	// name / column names match only through the vocabulary, weighted.
+	qNameExp, qColExp float64
+	colHits           int
+	covered           map[string]bool
 }
 
 func statsFor(q *Query, t *TableInfo) pairStats {
@@ -168,8 +228,16 @@ func statsFor(q *Query, t *TableInfo) pairStats {
 		if t.comA.set[s] {
 			comHit++
 		}
+		if !t.nameA.set[s] {
+			st.qNameExp += q.expMatch(s, t.nameA.set, t.nameExp)
+		}
+		if !t.colStems[s] {
+			st.qColExp += q.expMatch(s, t.colStems, t.colExp)
+		}
 	}
 	if nc > 0 {
+		st.qNameExp /= float64(nc)
+		st.qColExp /= float64(nc)
 		st.qNameCov = float64(nameHit) / float64(nc)
 		st.qColCov = float64(colHit) / float64(nc)
 		st.comCov = float64(comHit) / float64(nc)
@@ -204,18 +272,18 @@ func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64
 	}
 	topSchema := ""
 	if n > 0 {
-		topSchema = win[top].Table.Schema
+		topSchema = q.group(win[top].Table)
 		maxS = win[top].S
 	}
 	schemaMass := map[string]float64{}
 	winCov := map[string]map[string]bool{}
 	maxSchemaCov := 0.0
 	for i, c := range win {
-		schemaMass[c.Table.Schema] += c.S
-		m := winCov[c.Table.Schema]
+		schemaMass[q.group(c.Table)] += c.S
+		m := winCov[q.group(c.Table)]
 		if m == nil {
 			m = map[string]bool{}
-			winCov[c.Table.Schema] = m
+			winCov[q.group(c.Table)] = m
 		}
 		for s := range stats[i].covered {
 			m[s] = true
@@ -269,7 +337,7 @@ func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64
 			for s := range st.covered {
 				alone := true
 				for j := range win {
-					if j != i && stats[j].covered[s] && win[j].Table.Schema == c.Table.Schema {
+					if j != i && stats[j].covered[s] && q.group(win[j].Table) == q.group(c.Table) {
 						alone = false
 						break
 					}
@@ -284,16 +352,16 @@ func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64
 			f[18] = 1
 		}
 		f[19] = math.Log1p(float64(len(c.Table.Columns)))
-		if c.Table.Schema == topSchema {
+		if q.group(c.Table) == topSchema {
 			f[20] = 1
 		}
 		if sumS > 0 {
-			f[21] = schemaMass[c.Table.Schema] / sumS
+			f[21] = schemaMass[q.group(c.Table)] / sumS
 		}
 		f[22] = c.schemaCov
 		f[23] = c.schemaBest
 		if nContent > 0 {
-			f[24] = float64(len(winCov[c.Table.Schema])) / float64(nContent)
+			f[24] = float64(len(winCov[q.group(c.Table)])) / float64(nContent)
 		}
 		f[25] = c.idfCov
 		f[26] = c.idfName
@@ -304,6 +372,11 @@ func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64
 		f[31] = c.schemaNamed
 		f[32] = c.coverGain
 		f[33] = c.coverFirst
+		f[34] = st.qNameExp
+		f[35] = st.qColExp
+		// The BM25F score itself, not only its min-max share: it has an
+		// absolute meaning (idf-weighted matches) across catalogs.
+		f[36] = math.Log1p(c.LexRaw)
 		pair[i] = f
 	}
 	thr = make([]float64, numThreshFeatures)
@@ -364,10 +437,10 @@ func schemaCoverage(q *Query, cands []*Candidate) {
 	}
 	cov := map[string]map[string]bool{}
 	for _, c := range cands {
-		m := cov[c.Table.Schema]
+		m := cov[q.group(c.Table)]
 		if m == nil {
 			m = map[string]bool{}
-			cov[c.Table.Schema] = m
+			cov[q.group(c.Table)] = m
 		}
 		for s := range statsFor(q, c.Table).covered {
 			m[s] = true
@@ -378,7 +451,7 @@ func schemaCoverage(q *Query, cands []*Candidate) {
 		best = max(best, len(m))
 	}
 	for _, c := range cands {
-		k := len(cov[c.Table.Schema])
+		k := len(cov[q.group(c.Table)])
 		c.schemaCov = float64(k) / float64(nContent)
 		if k == best && best > 0 {
 			c.schemaBest = 1
@@ -432,7 +505,7 @@ func listIDF(q *Query, cands []*Candidate) {
 		for _, c := range cands {
 			if c.Table.nameA.set[s] || c.Table.colStems[s] {
 				df[i]++
-				schemasOf[i][c.Table.Schema] = true
+				schemasOf[i][q.group(c.Table)] = true
 			}
 		}
 	}
@@ -474,10 +547,10 @@ func listIDF(q *Query, cands []*Candidate) {
 			}
 			c.idfCov /= total
 			c.idfName /= total
-			c.schemaIdf = schemaW[c.Table.Schema] / total
-			c.schemaIdfGap = (schemaW[c.Table.Schema] - bestW) / total
+			c.schemaIdf = schemaW[q.group(c.Table)] / total
+			c.schemaIdfGap = (schemaW[q.group(c.Table)] - bestW) / total
 		}
-		u := schemaU[c.Table.Schema]
+		u := schemaU[q.group(c.Table)]
 		c.schemaUniq = math.Log1p(u)
 		c.schemaUniqBest = 0
 		if u > 0 && u == bestU {
@@ -485,7 +558,7 @@ func listIDF(q *Query, cands []*Candidate) {
 		}
 		c.coverGain, c.coverFirst = 0, 0
 		c.schemaNamed = 0
-		for _, w := range splitWords(c.Table.Schema) {
+		for _, w := range ident.Split(c.Table.Schema) {
 			if len(w) > 2 && !isNumber(w) && q.content.set[stem(w)] {
 				c.schemaNamed = 1
 				break
@@ -499,10 +572,10 @@ func listIDF(q *Query, cands []*Candidate) {
 	bySchema := map[string][]int{}
 	var order []string
 	for i, c := range cands {
-		if bySchema[c.Table.Schema] == nil {
-			order = append(order, c.Table.Schema)
+		if bySchema[q.group(c.Table)] == nil {
+			order = append(order, q.group(c.Table))
 		}
-		bySchema[c.Table.Schema] = append(bySchema[c.Table.Schema], i)
+		bySchema[q.group(c.Table)] = append(bySchema[q.group(c.Table)], i)
 	}
 	for _, sc := range order {
 		covered := make([]bool, len(terms))
@@ -561,3 +634,18 @@ func reasonsFor(q *Query, c *Candidate) []string {
 }
 
 func joinReasons(rs []string) string { return strings.Join(rs, ",") }
+
+// group is the key the schema-coherence features group tables by: the
+// table's schema, or the group of schemas that foreign keys connect
+// (graph.schemaGroup). A Spider database is one schema with no foreign key
+// to another, so the two agree on the training data; in a database whose
+// schemas reference each other (support.tickets → shop.customers) a
+// question's tables may span schemas and are not penalised for it.
+func (q *Query) group(t *TableInfo) string {
+	if q.g != nil {
+		if g, ok := q.g.schemaGroup[t.Schema]; ok {
+			return g
+		}
+	}
+	return t.Schema
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 )
@@ -84,9 +85,13 @@ type hybridParams struct {
 	alpha     float64 // weight of the lexical score
 	valueW    float64 // share of value evidence in the lexical score
 	keep      int     // C
-	// stats bound the lexical list's matches on large catalogs; nil ranks
-	// every match.
+	// stats bound the value lookup on large catalogs; nil looks up every
+	// question word.
 	stats *lexStats
+	// index ranks the lexical list (BM25F over the question's terms); nil
+	// falls back to ts_rank_cd in SQL.
+	index *lexIndex
+	terms []queryTerm
 }
 
 type rawCandidate struct {
@@ -124,6 +129,14 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		matchQuery = p.stats.matchQuery(lexTerms, words)
 		valKept = rareValueTerms(valKept, words)
 	}
+	var scores []float32
+	if p.index != nil {
+		// The lexical list comes from the BM25F index: its best n·k join
+		// the union as extra ids and the SQL's own lexical list is off.
+		scores = p.index.score(p.terms)
+		extraIDs = append(append([]int64(nil), extraIDs...), p.index.top(scores, p.perList)...)
+		lexQuery, matchQuery = "", ""
+	}
 	rows, err := r.db.Query(ctx, candidateSQL,
 		lexQuery, vec, p.perList, strings.Join(valKept, " | "), extraIDs, p.valueRows, matchQuery)
 	if err != nil {
@@ -140,6 +153,9 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 			return nil, 0, fmt.Errorf("hybrid search: %w", err)
 		}
 		c.lex, c.sem = float64(lex), float64(sem)
+		if p.index != nil {
+			c.lex = p.index.scoreOf(scores, c.id)
+		}
 		for _, v := range vals {
 			col, val, _ := strings.Cut(v, "\x1f")
 			c.values = append(c.values, ValueHit{Column: col, Value: val})
@@ -157,13 +173,24 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 // the lexical score, s = α·s_lex + (1−α)·s_sem, the best C kept.
 func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybridParams) []*Candidate {
 	cands := make([]*Candidate, 0, len(raws))
+	named := map[string]bool{}
+	for _, rc := range raws {
+		if t := tables[rc.id]; t != nil {
+			for _, st := range t.nameA.stems {
+				named[st] = true
+			}
+			for _, w := range ident.Split(t.Schema) {
+				named[stem(w)] = true
+			}
+		}
+	}
 	for _, rc := range raws {
 		t := tables[rc.id]
 		if t == nil {
 			continue
 		}
 		c := &Candidate{Table: t, LexRaw: rc.lex, SemRaw: rc.sem, Values: append([]ValueHit(nil), rc.values...)}
-		scoreValues(q, c)
+		scoreValues(q, c, named)
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {

@@ -170,3 +170,13 @@ func (m *LiteModel) threshLogit(t []float64) float64 {
 	}
 	return out
 }
+
+// HeldOutStats are per-question means over the held-out training questions.
+type HeldOutStats struct {
+	Precision      float64 `json:"precision"`
+	Recall         float64 `json:"recall"`
+	CompleteRecall float64 `json:"complete_recall"`
+	F1             float64 `json:"f1"`
+	AvgTables      float64 `json:"avg_tables"`
+	AvgGold        float64 `json:"avg_gold"`
+}

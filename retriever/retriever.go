@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // Config tunes retrieval. The zero value means every default.
@@ -28,6 +30,10 @@ type Config struct {
 	Alpha float64
 	// ValueWeight is the share of value-index evidence in s_lex. Default 0.3.
 	ValueWeight float64
+	// QuestionExpansion scales the weight of the vocabulary's expansions of
+	// question words (synonyms, hypernyms, learned pairs) in the lexical
+	// list; an exact match counts 1. Default 0.5; negative disables.
+	QuestionExpansion float64
 	// ValueRows bounds the value-index entries considered per question.
 	// Default 200.
 	ValueRows int
@@ -59,6 +65,12 @@ func (c Config) withDefaults() Config {
 	if c.ValueWeight == 0 {
 		c.ValueWeight = 0.3
 	}
+	switch {
+	case c.QuestionExpansion == 0:
+		c.QuestionExpansion = 0.5
+	case c.QuestionExpansion < 0:
+		c.QuestionExpansion = 0
+	}
 	if c.ValueRows <= 0 {
 		c.ValueRows = 200
 	}
@@ -86,6 +98,9 @@ type Options struct {
 	Scorer Scorer
 	// Rewriter is the LLM for multi-hop retrieval; nil disables it.
 	Rewriter Rewriter
+	// Vocabulary bridges question and schema words; nil means
+	// vocab.Default(), the lexicon compiled into the binary.
+	Vocabulary *vocab.Lexicon
 }
 
 // Retriever finds the tables a question needs. Safe for concurrent use.
@@ -100,8 +115,11 @@ type Retriever struct {
 
 	snap   atomic.Pointer[snapshot]
 	loadMu sync.Mutex
-	// lexStats bound the lexical list on large catalogs (hybrid.go).
+	// lexStats bound the value lookup on large catalogs (hybrid.go).
 	lexStats lexStatsCache
+	// lexIndex is the BM25F index of the lexical list (bm25.go).
+	lexIndex lexIndexCache
+	vocab    *vocab.Lexicon
 }
 
 // New returns a retriever over the catalog in db. The pool should run
@@ -116,6 +134,7 @@ func New(db *pgxpool.Pool, cfg Config, opts Options) (*Retriever, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	r.setVocabulary(opts.Vocabulary)
 	lite, err := DefaultLiteModel()
 	if err != nil {
 		return nil, fmt.Errorf("retriever: %w", err)
@@ -294,7 +313,7 @@ func (r *Retriever) snapshot(ctx context.Context, version int64) (*snapshot, err
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g}
+	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g, expand: r.lexIndex.expand}
 	s.mu.tables = map[int64]*TableInfo{}
 	r.snap.Store(s)
 	r.log.Debug("catalog snapshot loaded", "version", v, "embedder", emb, "join_edges", len(g.best))
@@ -326,6 +345,10 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 	if err != nil {
 		return nil, err
 	}
+	ix, err := r.lexIndex.get(ctx, r.db, snap.version, stats.tables, r.log)
+	if err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	var emb []float32
 	if r.emb != nil && snap.dimension > 0 {
@@ -340,7 +363,9 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 	t1 := time.Now()
 	tm.Embed = t1.Sub(t0)
 	q := newQuery(question, emb, snap.g)
-	p := hybridParams{perList: r.cfg.PerList, valueRows: r.cfg.ValueRows, alpha: r.cfg.Alpha, valueW: r.cfg.ValueWeight, keep: keep, stats: stats}
+	q.setExpansions(r.vocab, r.cfg.QuestionExpansion)
+	p := hybridParams{perList: r.cfg.PerList, valueRows: r.cfg.ValueRows, alpha: r.cfg.Alpha, valueW: r.cfg.ValueWeight, keep: keep, stats: stats,
+		index: ix, terms: questionTerms(q, r.vocab, r.cfg.QuestionExpansion)}
 	raws, version, err := r.fetchCandidates(ctx, q, p, extraIDs)
 	if err != nil {
 		return nil, err
@@ -497,4 +522,14 @@ type evalHooks struct {
 	// pool, when set, restricts the candidates to these tables: training
 	// draws catalogs of a deployment-like size from the training databases.
 	pool map[int64]bool
+}
+
+// setVocabulary sets the lexicon (nil: the embedded one) and the index-time
+// identifier expansion that comes with it.
+func (r *Retriever) setVocabulary(lx *vocab.Lexicon) {
+	if lx == nil {
+		lx = vocab.Default()
+	}
+	r.vocab = lx
+	r.lexIndex.expand = identifierExpander(lx)
 }

@@ -3,45 +3,13 @@ package retriever
 import (
 	"strings"
 	"unicode"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 // This file holds the text analysis the lite scorer and the candidate stage
 // share. Training and inference call exactly these functions, so a feature
 // means the same thing in both (see train.go).
-
-// splitWords splits s into lower-case words on anything that is not a letter
-// or digit and on camelCase boundaries ("carMakers" → car, makers).
-func splitWords(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	runes := []rune(s)
-	for i, r := range runes {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if i > 0 && unicode.IsUpper(r) && len(cur) > 0 {
-				prev := runes[i-1]
-				nextLower := i+1 < len(runes) && unicode.IsLower(runes[i+1])
-				if unicode.IsLower(prev) || (unicode.IsUpper(prev) && nextLower) {
-					flush()
-				}
-			}
-			if len(cur) > 0 && unicode.IsDigit(r) != unicode.IsDigit(cur[len(cur)-1]) {
-				flush()
-			}
-			cur = append(cur, r)
-		default:
-			flush()
-		}
-	}
-	flush()
-	return out
-}
 
 // stopwords are dropped from questions before matching: they carry no table
 // signal and would match every comment.
@@ -105,7 +73,7 @@ type analyzed struct {
 func analyze(s string, dropStop bool) analyzed {
 	var a analyzed
 	a.set = map[string]bool{}
-	for _, w := range splitWords(s) {
+	for _, w := range ident.Split(s) {
 		if dropStop && stopwords[w] {
 			continue
 		}

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/evaluate"
 )
 
 // runEval measures table retrieval on a Spider-format benchmark: it loads
@@ -22,7 +24,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) error {
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	limit := fs.Int("limit", 0, "evaluate only the first N questions (0: all)")
 	evidence := fs.Bool("with-evidence", false, "append each question's evidence to it")
-	dsn := fs.String("dsn", retriever.DefaultServerDSN, "PostgreSQL server; a dedicated database atrium_eval_<benchmark> is created there")
+	dsn := fs.String("dsn", benchload.DefaultServerDSN, "PostgreSQL server; a dedicated database atrium_eval_<benchmark> is created there")
 	questions := fs.String("questions", "", "questions file in the benchmark directory (default dev.json, else questions.json)")
 	keep := fs.Bool("keep-db", false, "keep the dedicated database afterwards")
 	window := fs.Int("atr-window", 20, "ATR window size W")
@@ -49,7 +51,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer closeScorer()
-	rep, err := retriever.RunEval(ctx, retriever.EvalJob{
+	rep, err := evaluate.RunEval(ctx, evaluate.EvalJob{
 		BenchDir: *bench, QuestionsFile: *questions, ServerDSN: *dsn, Limit: *limit,
 		WithEvidence: *evidence, KeepDB: *keep, Progress: env.stderr, Logger: log, Scorer: scorer,
 		Config: retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand}},

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
-	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/retriever/atrtrain"
 )
 
 // runTrainATR trains the built-in lite ATR scorer on Spider's training split
@@ -18,11 +20,13 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("train-atr", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	bench := fs.String("bench", "../shared/bench/spider", "directory with tables.json and train_spider.json")
-	dsn := fs.String("dsn", retriever.DefaultServerDSN, "PostgreSQL server; a scratch database atrium_train_atr_<pid> is created there")
+	dsn := fs.String("dsn", benchload.DefaultServerDSN, "PostgreSQL server; a scratch database atrium_train_atr_<pid> is created there")
 	out := fs.String("out", "retriever/lite_weights.json", "file the weights are written to")
 	seed := fs.Uint64("seed", 1, "random seed (the shipped weights use 1)")
 	epochs := fs.Int("epochs", 12, "training epochs")
 	limit := fs.Int("limit", 0, "use only this many training questions (0: all)")
+	extra := fs.String("extra-questions", "", "comma-separated question files over the same tables.json added to train_spider.json (the shipped weights use ../shared/bench/spider-syn/train_spider.json)")
+	holdOut := fs.Int("hold-out-every", 0, "leave one in N training databases (by sorted db_id) out of training, for held-out evaluation (the shipped weights use 7)")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -36,9 +40,16 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	m, err := retriever.RunTraining(ctx, retriever.TrainJob{
-		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log,
-		Train: retriever.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
+	var extras []string
+	for _, f := range strings.Split(*extra, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			extras = append(extras, f)
+		}
+	}
+	m, err := atrtrain.RunTraining(ctx, atrtrain.TrainJob{
+		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
+		ExtraQuestions: extras,
+		Train:          atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
 	})
 	if err != nil {
 		return err

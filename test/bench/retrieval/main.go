@@ -45,6 +45,7 @@ import (
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/question"
@@ -60,7 +61,7 @@ var places = strings.Fields(`Aberdeen Accra Adelaide Almaty Amman Ankara Antwerp
 func main() {
 	tables := flag.Int("tables", 100000, "synthetic catalog size")
 	questions := flag.Int("questions", 300, "synthetic questions timed")
-	dsn := flag.String("dsn", retriever.DefaultServerDSN, "PostgreSQL server; scratch databases atrium_bench_retrieval and atrium_bench_spider are (re)created there and dropped")
+	dsn := flag.String("dsn", benchload.DefaultServerDSN, "PostgreSQL server; scratch databases atrium_bench_retrieval and atrium_bench_spider are (re)created there and dropped")
 	window := flag.Int("atr-window", 10, "ATR window on the synthetic catalog (10/5 suits very large catalogs)")
 	retain := flag.Int("atr-retain", 5, "ATR retention on the synthetic catalog")
 	spider := flag.String("spider", "", "Spider benchmark directory: also time every dev question through the proxy")
@@ -318,7 +319,7 @@ func generateSynthetic(emb *catalog.BuiltinEmbedder, n int, zipf bool) *synthCat
 		for _, l := range labels {
 			vals = append(vals, []any{id, "label", l})
 		}
-		nameText := catalog.NameWords(schema) + " " + catalog.NameWords(name) + " " + catalog.NameWords(strings.Join(colNames, " "))
+		nameText := ident.Words(schema) + " " + ident.Words(name) + " " + ident.Words(strings.Join(colNames, " "))
 		doc := schema + "." + name + ": " + strings.Join(colNames, ", ") + "; label: " + strings.Join(labels, " | ")
 		st := synthTable{qualified: schema + "." + name}
 		for _, c := range append([]string{name}, colNames[2:]...) {
@@ -399,7 +400,7 @@ SELECT t.schema_name, t.table_name FROM atrium.tables t WHERE t.id IN (SELECT id
 
 func (h *hybridRef) run(ctx context.Context, pool *pgxpool.Pool, question string) error {
 	var terms []string
-	for _, w := range catalog.SplitWords(question) {
+	for _, w := range ident.Split(question) {
 		terms = append(terms, "'"+strings.ReplaceAll(w, "'", "")+"'")
 	}
 	rows, err := pool.Query(ctx, hybridRefSQL, strings.Join(terms, " | "), pgvector.NewVector(h.emb.Vector(question)), h.k)
@@ -553,7 +554,7 @@ func (m *measurement) print(title, goal string) {
 // spider loads the Spider dev databases, syncs their catalog and times every
 // dev question as RETRIEVE through the proxy.
 func (b *bench) spider(ctx context.Context, dir string) error {
-	bench, err := retriever.LoadBench(dir, "")
+	bench, err := benchload.LoadBench(dir, "")
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package retriever
+package evaluate
 
 import (
 	"math"

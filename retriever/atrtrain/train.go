@@ -1,4 +1,8 @@
-package retriever
+// Package atrtrain trains the built-in lite ATR scorer (`atrium train-atr`).
+// It drives the serving retriever's own stages through retriever's training
+// surface (tuning.go), so features and candidate lists mean the same at
+// training time as at inference. The serving package does not import it.
+package atrtrain
 
 // Training the lite scorer (atrium train-atr).
 //
@@ -56,12 +60,23 @@ package retriever
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/internal/ident"
+	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/evaluate"
 )
 
 // TrainConfig configures Train and BuildTrainingSet.
@@ -127,12 +142,12 @@ type TrainWindow struct {
 
 // trainQuestion keeps what validation needs to rerun the pipeline.
 type trainQuestion struct {
-	q     *Query
-	cands []*Candidate // ranks 1–50
-	low   []*Candidate // ranks 51–100
+	q     *retriever.Query
+	cands []*retriever.Candidate // ranks 1–50
+	low   []*retriever.Candidate // ranks 51–100
 	gold  map[string]bool
-	g     *graph
-	valid bool // held out
+	prep  *retriever.Prepared // for expansion (its join graph)
+	valid bool                // held out
 }
 
 // TrainingSet is the output of BuildTrainingSet.
@@ -149,16 +164,18 @@ type TrainingSet struct {
 // BuildTrainingSet runs the hybrid stage of r (a retriever over the catalog
 // of the training databases) for every question of bench and turns the
 // candidate lists into training windows.
-func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg TrainConfig) (*TrainingSet, error) {
+func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, cfg TrainConfig) (*TrainingSet, error) {
 	cfg = cfg.withDefaults()
-	ids, err := tableIDs(ctx, r)
+	ids, err := r.TableIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// Literals per database, with the index of the question they came from.
+	// A question never sees the literals of its own gold SQL, also when
+	// another question (Spider-Syn's rewording of it) shares that SQL.
 	type lit struct {
 		literal
-		qi int
+		sql string
 	}
 	lits := map[string][]lit{}
 	for i := range bench.Questions {
@@ -172,7 +189,7 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 			ls = sqlLiterals(db, q.GoldSQL())
 		}
 		for _, l := range ls {
-			lits[db.Schema()] = append(lits[db.Schema()], lit{l, i})
+			lits[db.Schema()] = append(lits[db.Schema()], lit{l, sqlKey(q.GoldSQL())})
 		}
 	}
 	bySchema := map[string][]int64{}
@@ -194,9 +211,8 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 	}
 	nValid := int(math.Round(float64(n) * cfg.ValidFrac))
 	set := &TrainingSet{}
-	if r.emb != nil {
-		set.Embedder = r.emb.Name()
-	}
+	set.Embedder = r.EmbedderName()
+	rcfg := r.Config()
 	for k, qi := range order[:n] {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -211,26 +227,17 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 		for _, g := range gold {
 			goldSet[g] = true
 		}
-		question, err := checkQuestion(bq.Question, r.cfg.MaxQuestionBytes)
-		if err != nil {
-			continue
-		}
+		question := bq.Question
 		// Leave-one-out value evidence, offered as the value CTE would.
-		qa := newQuery(question, nil, nil)
-		terms := map[string]bool{}
-		for _, w := range tsqueryTerms(qa.all.words, false) {
-			if len(w) > 1 {
-				terms[w] = true
-			}
-		}
-		hooks := &evalHooks{keep: 2 * r.cfg.Candidates, extraValues: map[int64][]ValueHit{}}
+		terms := retriever.QueryTerms(question)
+		hooks := &retriever.CandidateOptions{Keep: 2 * rcfg.Candidates, ExtraValues: map[int64][]retriever.ValueHit{}}
 		if cfg.PoolDBs > 0 && cfg.PoolDBs < len(schemas) {
 			own := strings.ToLower(bq.DBID)
-			hooks.pool = map[int64]bool{}
+			hooks.Pool = map[int64]bool{}
 			add := func(s string) {
 				for _, id := range bySchema[s] {
-					hooks.pool[id] = true
-					hooks.extraIDs = append(hooks.extraIDs, id)
+					hooks.Pool[id] = true
+					hooks.ExtraIDs = append(hooks.ExtraIDs, id)
 				}
 			}
 			add(own)
@@ -247,7 +254,7 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 		}
 		seen := map[string]bool{}
 		for _, l := range lits[strings.ToLower(bq.DBID)] {
-			if l.qi == qi {
+			if l.sql == sqlKey(bq.GoldSQL()) {
 				continue
 			}
 			key := l.table + "\x1f" + l.column + "\x1f" + strings.ToLower(l.value)
@@ -256,7 +263,7 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 			}
 			seen[key] = true
 			shares := false
-			for _, w := range splitWords(l.value) {
+			for _, w := range ident.Split(l.value) {
 				if terms[w] {
 					shares = true
 					break
@@ -266,22 +273,25 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 			if !shares || !ok {
 				continue
 			}
-			if len(hooks.extraValues[id]) == 0 {
-				hooks.extraIDs = append(hooks.extraIDs, id)
+			if len(hooks.ExtraValues[id]) == 0 {
+				hooks.ExtraIDs = append(hooks.ExtraIDs, id)
 			}
-			hooks.extraValues[id] = append(hooks.extraValues[id], ValueHit{Column: l.column, Value: l.value})
+			hooks.ExtraValues[id] = append(hooks.ExtraValues[id], retriever.ValueHit{Column: l.column, Value: l.value})
 		}
-		var tm Timings
-		p, err := r.prepare(ctx, question, hooks, &tm)
+		p, err := r.PrepareCandidates(ctx, question, *hooks)
+		var qe *retriever.QuestionError
+		if errors.As(err, &qe) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("training candidates for %q: %w", question, err)
 		}
-		half := r.cfg.Candidates
-		h1, h2 := p.cands, []*Candidate(nil)
+		half := rcfg.Candidates
+		h1, h2 := p.Candidates, []*retriever.Candidate(nil)
 		if len(h1) > half {
-			h1, h2 = p.cands[:half], p.cands[half:]
+			h1, h2 = p.Candidates[:half], p.Candidates[half:]
 		}
-		h1, h2 = rerank(p.q, h1), rerank(p.q, h2)
+		h1, h2 = retriever.Renumber(p.Query, h1), retriever.Renumber(p.Query, h2)
 		set.Questions++
 		inH1 := 0
 		for _, c := range h1 {
@@ -292,7 +302,7 @@ func BuildTrainingSet(ctx context.Context, r *Retriever, bench *Bench, cfg Train
 		if inH1 == len(goldSet) {
 			set.h1Complete++
 		}
-		set.questions = append(set.questions, &trainQuestion{q: p.q, cands: h1, low: h2, gold: goldSet, g: p.snap.g, valid: k < nValid})
+		set.questions = append(set.questions, &trainQuestion{q: p.Query, prep: p, cands: h1, low: h2, gold: goldSet, valid: k < nValid})
 		if (k+1)%1000 == 0 {
 			cfg.Logger.Info("training set", "questions", k+1, "of", n)
 		}
@@ -311,9 +321,9 @@ func (set *TrainingSet) buildWindows(cfg TrainConfig) {
 			set.valid = append(set.valid, tq)
 			continue
 		}
-		for _, half := range [][]*Candidate{tq.cands, tq.low} {
+		for _, half := range [][]*retriever.Candidate{tq.cands, tq.low} {
 			for _, w := range oracleWindows(half, tq.gold, cfg.Window, cfg.Retain, rng) {
-				pair, thr := windowFeatures(tq.q, w)
+				pair, thr := retriever.WindowFeatures(tq.q, w)
 				tw := TrainWindow{Pair: pair, Thr: thr, Gold: make([]bool, len(w))}
 				for i, c := range w {
 					tw.Gold[i] = tq.gold[strings.ToLower(c.Table.QualifiedName())]
@@ -324,50 +334,18 @@ func (set *TrainingSet) buildWindows(cfg TrainConfig) {
 	}
 }
 
-// rerank copies a half with ranks renumbered from 1, as a list of its own
-// (schema coverage recomputed over it, as combine does for a list of C).
-func rerank(q *Query, cs []*Candidate) []*Candidate {
-	out := make([]*Candidate, len(cs))
-	for i, c := range cs {
-		cc := *c
-		cc.Rank = i + 1
-		cc.schemaCov, cc.schemaBest = 0, 0
-		out[i] = &cc
-	}
-	schemaCoverage(q, out)
-	return out
-}
-
-func tableIDs(ctx context.Context, r *Retriever) (map[string]int64, error) {
-	rows, err := r.db.Query(ctx, `SELECT id, lower(schema_name), lower(table_name) FROM atrium.tables`)
-	if err != nil {
-		return nil, fmt.Errorf("list catalog tables: %w", classifyCatalogErr(err))
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var id int64
-		var s, t string
-		if err := rows.Scan(&id, &s, &t); err != nil {
-			return nil, err
-		}
-		out[s+"."+t] = id
-	}
-	return out, rows.Err()
-}
-
 // oracleWindows lists the windows Algorithm 1 scores for cands when the
 // scorer retains gold tables first, then by hybrid score: the first (lowest)
 // window, one middle window picked by rng, and the last.
-func oracleWindows(cands []*Candidate, gold map[string]bool, W, R int, rng *rand.Rand) [][]*Candidate {
+func oracleWindows(cands []*retriever.Candidate, gold map[string]bool, W, R int, rng *rand.Rand) [][]*retriever.Candidate {
 	if len(cands) == 0 {
 		return nil
 	}
-	var all [][]*Candidate
-	var retain []*Candidate
+	var all [][]*retriever.Candidate
+	var retain []*retriever.Candidate
 	idx := len(cands)
 	for idx > 0 {
-		var w []*Candidate
+		var w []*retriever.Candidate
 		if len(retain) == 0 {
 			lo := max(idx-W, 0)
 			w = append(w, cands[lo:idx]...)
@@ -378,7 +356,7 @@ func oracleWindows(cands []*Candidate, gold map[string]bool, W, R int, rng *rand
 			idx = lo
 		}
 		all = append(all, w)
-		s := append([]*Candidate(nil), w...)
+		s := append([]*retriever.Candidate(nil), w...)
 		sort.SliceStable(s, func(i, j int) bool {
 			gi, gj := gold[strings.ToLower(s[i].Table.QualifiedName())], gold[strings.ToLower(s[j].Table.QualifiedName())]
 			if gi != gj {
@@ -392,7 +370,7 @@ func oracleWindows(cands []*Candidate, gold map[string]bool, W, R int, rng *rand
 		return all
 	}
 	mid := all[1+rng.IntN(len(all)-2)]
-	return [][]*Candidate{all[0], mid, all[len(all)-1]}
+	return [][]*retriever.Candidate{all[0], mid, all[len(all)-1]}
 }
 
 // ATR loss weights (ATR, Appendix A).
@@ -479,23 +457,23 @@ func softplus(x float64) float64 {
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 // Train fits a LiteModel to set. Deterministic for a given set and config.
-func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, error) {
+func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.LiteModel, error) {
 	cfg = cfg.withDefaults()
 	if len(set.Train) == 0 {
 		return nil, fmt.Errorf("train: no training windows")
 	}
-	m := &LiteModel{Format: liteFormat, PairFeatures: numPairFeatures, ThreshFeatures: numThreshFeatures, Hidden: cfg.Hidden}
-	m.PairMean, m.PairStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return w.Pair }, numPairFeatures)
-	m.ThrMean, m.ThrStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return [][]float64{w.Thr} }, numThreshFeatures)
+	m := &retriever.LiteModel{Format: retriever.LiteFormat, PairFeatures: retriever.NumPairFeatures, ThreshFeatures: retriever.NumThreshFeatures, Hidden: cfg.Hidden}
+	m.PairMean, m.PairStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return w.Pair }, retriever.NumPairFeatures)
+	m.ThrMean, m.ThrStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return [][]float64{w.Thr} }, retriever.NumThreshFeatures)
 	m.ThrMean[0], m.ThrStd[0] = 0, 1 // the bias slot
-	for k := threshLogitSlot; k < threshLogitSlot+3; k++ {
+	for k := retriever.ThreshLogitSlot; k < retriever.ThreshLogitSlot+3; k++ {
 		m.ThrMean[k], m.ThrStd[k] = 0, 1 // logit slots, filled per window
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x7a1))
-	scale := 1 / math.Sqrt(float64(numPairFeatures))
+	scale := 1 / math.Sqrt(float64(retriever.NumPairFeatures))
 	m.W1 = make([][]float64, cfg.Hidden)
 	for j := range m.W1 {
-		m.W1[j] = make([]float64, numPairFeatures)
+		m.W1[j] = make([]float64, retriever.NumPairFeatures)
 		for k := range m.W1[j] {
 			m.W1[j][k] = rng.NormFloat64() * scale
 		}
@@ -505,17 +483,17 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, 
 	for j := range m.W2 {
 		m.W2[j] = rng.NormFloat64() / math.Sqrt(float64(cfg.Hidden))
 	}
-	m.V = make([]float64, numThreshFeatures)
-	m.U = make([]float64, numPairFeatures)
+	m.V = make([]float64, retriever.NumThreshFeatures)
+	m.U = make([]float64, retriever.NumPairFeatures)
 
 	b2 := []float64{m.B2}
-	params := m.params(b2)
+	params := params(m, b2)
 	opt := newAdam(params, cfg.LR)
 	grads := make([][]float64, len(params))
 	for i, p := range params {
 		grads[i] = make([]float64, len(p))
 	}
-	best := m.clone()
+	best := clone(m)
 	bestScore := -1.0
 	var lastLoss float64
 	order := make([]int, len(set.Train))
@@ -523,7 +501,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, 
 		order[i] = i
 	}
 	h := make([]float64, cfg.Hidden)
-	x := make([]float64, numPairFeatures)
+	x := make([]float64, retriever.NumPairFeatures)
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -539,7 +517,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, 
 				clear(g)
 			}
 			for _, wi := range order[start:end] {
-				total += m.accumulate(&set.Train[wi], grads, x, h)
+				total += accumulate(m, &set.Train[wi], grads, x, h)
 			}
 			inv := 1 / float64(end-start)
 			for _, g := range grads {
@@ -552,16 +530,16 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, 
 		}
 		lastLoss = total / float64(len(order))
 		var bias, cut float64
-		var st HeldOutStats
+		var st retriever.HeldOutStats
 		if len(set.valid) > 0 {
 			bias, cut, st = chooseBias(runHeldOut(ctx, m, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
 		}
 		cfg.Logger.Info("train-atr epoch", "epoch", epoch, "loss", lastLoss, "bias", bias, "cut", cut,
 			"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
 		// Without held-out questions the last epoch is kept.
-		if sc := st.objective(); sc > bestScore || len(set.valid) == 0 {
+		if sc := objective(st); sc > bestScore || len(set.valid) == 0 {
 			bestScore = sc
-			best = m.clone()
+			best = clone(m)
 			best.ThresholdBias = bias
 			best.RelativeCut = cut
 			best.Training.BestEpoch = epoch
@@ -581,7 +559,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, 
 		best.Training.HeldOutATR = &st
 		cfg.Logger.Info("train-atr threshold", "epoch", best.Training.BestEpoch, "bias", best.ThresholdBias, "relative_cut", best.RelativeCut,
 			"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
-		var ex HeldOutStats
+		var ex retriever.HeldOutStats
 		best.Expansion, ex = chooseExpansion(ctx, best, set.valid, cfg)
 		best.Training.HeldOutDefault = &ex
 		best.Training.ValidF1 = ex.F1
@@ -590,22 +568,22 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*LiteModel, 
 }
 
 // accumulate adds one window's gradient to grads and returns its loss.
-func (m *LiteModel) accumulate(w *TrainWindow, grads [][]float64, x, h []float64) float64 {
+func accumulate(m *retriever.LiteModel, w *TrainWindow, grads [][]float64, x, h []float64) float64 {
 	n := len(w.Pair)
 	logits := make([]float64, n)
 	hs := make([][]float64, n)
 	xs := make([][]float64, n)
 	for i, f := range w.Pair {
-		logits[i] = m.pairLogit(f, x, h)
+		logits[i] = m.PairLogit(f, x, h)
 		hs[i] = append([]float64(nil), h...)
 		xs[i] = append([]float64(nil), x...)
 	}
 	tf := append([]float64(nil), w.Thr...)
-	setLogitStats(tf, logits)
-	thr := m.threshLogit(tf)
+	retriever.SetLogitStats(tf, logits)
+	thr := m.ThreshLogit(tf)
 	loss, gl, gt := windowLoss(logits, thr, w.Gold)
 	gW1, gB1, gW2, gB2, gV, gU := grads[0], grads[1], grads[2], grads[3], grads[4], grads[5]
-	P := numPairFeatures
+	P := retriever.NumPairFeatures
 	for i := range w.Pair {
 		g := gl[i]
 		if g == 0 {
@@ -634,23 +612,23 @@ func (m *LiteModel) accumulate(w *TrainWindow, grads [][]float64, x, h []float64
 // params exposes the weights as flat slices sharing storage with m (W1's
 // rows are rebound onto one flat slice; b2 holds B2, copied back by the
 // caller after each step); order matches accumulate's grads.
-func (m *LiteModel) params(b2 []float64) [][]float64 {
+func params(m *retriever.LiteModel, b2 []float64) [][]float64 {
 	return [][]float64{flatW1(m), m.B1, m.W2, b2, m.V, m.U}
 }
 
-func flatW1(m *LiteModel) []float64 {
-	out := make([]float64, 0, m.Hidden*numPairFeatures)
+func flatW1(m *retriever.LiteModel) []float64 {
+	out := make([]float64, 0, m.Hidden*retriever.NumPairFeatures)
 	for _, r := range m.W1 {
 		out = append(out, r...)
 	}
 	// Rebind rows onto the flat slice so updates are shared.
 	for j := range m.W1 {
-		m.W1[j] = out[j*numPairFeatures : (j+1)*numPairFeatures : (j+1)*numPairFeatures]
+		m.W1[j] = out[j*retriever.NumPairFeatures : (j+1)*retriever.NumPairFeatures : (j+1)*retriever.NumPairFeatures]
 	}
 	return out
 }
 
-func (m *LiteModel) clone() *LiteModel {
+func clone(m *retriever.LiteModel) *retriever.LiteModel {
 	c := *m
 	c.W1 = make([][]float64, len(m.W1))
 	for j, r := range m.W1 {
@@ -727,15 +705,15 @@ func (a *adam) step(params, grads [][]float64) {
 
 // heldOutRun is Algorithm 1's outcome for one held-out question.
 type heldOutRun struct {
-	res *atrResult
+	res *retriever.ATRRun
 	tq  *trainQuestion
 }
 
 // runHeldOut runs Algorithm 1 with m over the held-out questions.
-func runHeldOut(ctx context.Context, m *LiteModel, qs []*trainQuestion, W, R int) []heldOutRun {
+func runHeldOut(ctx context.Context, m *retriever.LiteModel, qs []*trainQuestion, W, R int) []heldOutRun {
 	runs := make([]heldOutRun, 0, len(qs))
 	for _, tq := range qs {
-		res, err := adaptiveRetrieve(ctx, m, tq.q, tq.cands, W, R)
+		res, err := retriever.RunATR(ctx, m, tq.q, tq.cands, W, R)
 		if err != nil {
 			continue
 		}
@@ -744,19 +722,9 @@ func runHeldOut(ctx context.Context, m *LiteModel, qs []*trainQuestion, W, R int
 	return runs
 }
 
-// HeldOutStats are per-question means over the held-out training questions.
-type HeldOutStats struct {
-	Precision      float64 `json:"precision"`
-	Recall         float64 `json:"recall"`
-	CompleteRecall float64 `json:"complete_recall"`
-	F1             float64 `json:"f1"`
-	AvgTables      float64 `json:"avg_tables"`
-	AvgGold        float64 `json:"avg_gold"`
-}
-
 // objective is what held-out choices maximise: the mean of F1 and complete
 // recall, the two figures the retriever is judged by.
-func (s HeldOutStats) objective() float64 { return (s.F1 + s.CompleteRecall) / 2 }
+func objective(s retriever.HeldOutStats) float64 { return (s.F1 + s.CompleteRecall) / 2 }
 
 type heldOutAcc struct {
 	n                      int
@@ -764,7 +732,7 @@ type heldOutAcc struct {
 }
 
 func (a *heldOutAcc) add(got []string, gold map[string]bool) {
-	s := ScoreSet(got, keys(gold))
+	s := evaluate.ScoreSet(got, keys(gold))
 	a.n++
 	a.p += s.Precision
 	a.r += s.Recall
@@ -776,17 +744,17 @@ func (a *heldOutAcc) add(got []string, gold map[string]bool) {
 	}
 }
 
-func (a *heldOutAcc) stats() HeldOutStats {
+func (a *heldOutAcc) stats() retriever.HeldOutStats {
 	n := float64(max(a.n, 1))
-	return HeldOutStats{Precision: a.p / n, Recall: a.r / n, CompleteRecall: a.cr / n, F1: a.f / n, AvgTables: a.tab / n, AvgGold: a.gold / n}
+	return retriever.HeldOutStats{Precision: a.p / n, Recall: a.r / n, CompleteRecall: a.cr / n, F1: a.f / n, AvgTables: a.tab / n, AvgGold: a.gold / n}
 }
 
 // atrStats scores Algorithm 1 with every threshold logit shifted by bias
 // and raised by the relative cut.
-func atrStats(runs []heldOutRun, R int, bias, cut float64) HeldOutStats {
+func atrStats(runs []heldOutRun, R int, bias, cut float64) retriever.HeldOutStats {
 	var a heldOutAcc
 	for _, r := range runs {
-		k := thresholdRank(r.res.trace, R, bias, cut, len(r.res.Ranked))
+		k := r.res.SelectedWith(R, bias, cut)
 		got := make([]string, 0, k)
 		for _, s := range r.res.Ranked[:k] {
 			got = append(got, strings.ToLower(s.Table.QualifiedName()))
@@ -810,12 +778,12 @@ var cutGrid = []float64{0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4}
 
 // chooseBias picks the threshold shift and relative cut that maximise the
 // held-out objective of Algorithm 1.
-func chooseBias(runs []heldOutRun, R int) (bias, cut float64, best HeldOutStats) {
+func chooseBias(runs []heldOutRun, R int) (bias, cut float64, best retriever.HeldOutStats) {
 	bestScore := -1.0
 	for _, c := range cutGrid {
 		for _, b := range biasGrid {
 			st := atrStats(runs, R, b, c)
-			if sc := st.objective(); sc > bestScore+1e-12 {
+			if sc := objective(st); sc > bestScore+1e-12 {
 				bias, cut, best, bestScore = b, c, st, sc
 			}
 		}
@@ -842,20 +810,20 @@ var expansionGrid = []float64{-3, -2, -1.5, -1, -0.5, 0, 0.5, 99}
 // margins chosen without it).
 var coverGrid = []float64{0, -0.5, -1, -1.5, -2, -3, -4, -6}
 
-func chooseExpansion(ctx context.Context, m *LiteModel, qs []*trainQuestion, cfg TrainConfig) (*TrainedExpansion, HeldOutStats) {
+func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQuestion, cfg TrainConfig) (*retriever.TrainedExpansion, retriever.HeldOutStats) {
 	runs := runHeldOut(ctx, m, qs, cfg.Window, cfg.Retain)
 	grid := expansionGrid
-	best := &TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
-	var bestSt HeldOutStats
+	best := &retriever.TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
+	var bestSt retriever.HeldOutStats
 	bestScore := -1.0
 	for _, fm := range []float64{0, 1, 2, 3, 99} {
 		for _, em := range grid {
 			for _, rm := range grid {
-				e := ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.withDefaults(nil)
+				e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.WithDefaults(nil)
 				st := expansionStats(runs, e)
-				if score := st.objective(); score > bestScore+1e-12 {
+				if score := objective(st); score > bestScore+1e-12 {
 					bestScore, bestSt = score, st
-					best = &TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
+					best = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
 				}
 			}
 		}
@@ -865,12 +833,12 @@ func chooseExpansion(ctx context.Context, m *LiteModel, qs []*trainQuestion, cfg
 	for _, cm := range coverGrid {
 		for _, cg := range []float64{0.05, 0.1, 0.15, 0.2, 0.25} {
 			em, rm, fm := best.ExpandMargin, best.RestoreMargin, best.RefineMargin
-			e := ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.withDefaults(nil)
+			e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.WithDefaults(nil)
 			st := expansionStats(runs, e)
-			if score := st.objective(); score > bestScore+1e-12 {
+			if score := objective(st); score > bestScore+1e-12 {
 				bestScore, bestSt = score, st
 				cm := cm
-				best = &TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm, CoverMargin: &cm, CoverGain: cg}
+				best = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm, CoverMargin: &cm, CoverGain: cg}
 			}
 		}
 	}
@@ -887,18 +855,158 @@ func chooseExpansion(ctx context.Context, m *LiteModel, qs []*trainQuestion, cfg
 // expansionStats scores ATR + expansion with e over held-out runs. Bridge
 // tables outside the candidate list count as returned (a wrong guess)
 // unless gold.
-func expansionStats(runs []heldOutRun, e ExpansionConfig) HeldOutStats {
+func expansionStats(runs []heldOutRun, e retriever.ExpansionConfig) retriever.HeldOutStats {
 	var a heldOutAcc
 	for _, r := range runs {
-		ex, err := expand(r.tq.q, r.res.Ranked, r.res.Selected, r.tq.g, e, func([]int64) (map[int64]*TableInfo, error) { return nil, nil })
+		chosen, err := r.tq.prep.ExpandRun(r.res, e)
 		if err != nil {
 			continue
 		}
-		got := make([]string, 0, len(ex.chosen))
-		for _, s := range ex.chosen {
+		got := make([]string, 0, len(chosen))
+		for _, s := range chosen {
 			got = append(got, strings.ToLower(s.Table.QualifiedName()))
 		}
 		a.add(got, r.tq.gold)
 	}
 	return a.stats()
+}
+
+// TrainJob is a whole `atrium train-atr` run.
+type TrainJob struct {
+	// BenchDir holds tables.json and train_spider.json.
+	BenchDir string
+	// ServerDSN names the PostgreSQL server; a scratch database
+	// atrium_train_atr_<pid> is created there and dropped afterwards (named
+	// per process so two training runs on one server do not collide).
+	ServerDSN string
+	// ExtraQuestions are more question files over the same tables.json
+	// (Spider-Syn's train_spider.json: the same questions reworded with
+	// synonyms), added to BenchDir's train_spider.json.
+	ExtraQuestions []string
+	// HoldOutEvery, when positive, leaves out of training every database
+	// whose position in the sorted db_ids is HoldOutEvery/2 modulo
+	// HoldOutEvery, so they can be evaluated as unseen schemas
+	// (docs/retrieval.md).
+	HoldOutEvery int
+	// KeepDB leaves the scratch database in place.
+	KeepDB bool
+	Train  TrainConfig
+	Logger *slog.Logger
+}
+
+// RunTraining loads the training schemas into a scratch database, builds
+// its catalog with the builtin embedder, and trains the lite scorer.
+func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error) {
+	log := job.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	job.Train.Logger = log
+	bench, err := benchload.LoadBench(job.BenchDir, "train_spider.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range job.ExtraQuestions {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read training questions: %w", err)
+		}
+		var qs []benchload.Question
+		if err := json.Unmarshal(raw, &qs); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", f, err)
+		}
+		bench.Questions = append(bench.Questions, qs...)
+	}
+	held := HeldOutDBs(bench, job.HoldOutEvery)
+	if len(held) > 0 {
+		kept := bench.Questions[:0]
+		for _, q := range bench.Questions {
+			if !held[strings.ToLower(q.DBID)] {
+				kept = append(kept, q)
+			}
+		}
+		bench.Questions = kept
+	}
+	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, fmt.Sprintf("atrium_train_atr_%d", os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	if !job.KeepDB {
+		defer drop()
+	}
+	// Exact nearest neighbours while training: an HNSW graph depends on
+	// insertion order, and the training run must be reproducible.
+	pool, err := retriever.OpenPool(ctx, dsn, 100, map[string]string{"enable_indexscan": "off"})
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	if _, err := migrations.Up(ctx, pool, migrations.Options{Logger: log}); err != nil {
+		return nil, fmt.Errorf("migrate training catalog: %w", err)
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, q := range bench.Questions {
+		if !seen[q.DBID] {
+			seen[q.DBID] = true
+			ids = append(ids, q.DBID)
+		}
+	}
+	log.Info("train-atr: creating training schemas", "databases", len(ids))
+	if _, err := benchload.Load(ctx, pool, job.BenchDir, benchload.Options{DBIDs: ids, Logger: log}); err != nil {
+		return nil, fmt.Errorf("load training schemas: %w", err)
+	}
+	emb := catalog.NewBuiltinEmbedder(0)
+	log.Info("train-atr: syncing the training catalog")
+	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Logger: log}); err != nil {
+		return nil, fmt.Errorf("sync training catalog: %w", err)
+	}
+	r := retriever.NewForTraining(pool, emb)
+	set, err := BuildTrainingSet(ctx, r, bench, job.Train)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("train-atr: training", "questions", set.Questions, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
+	m, err := Train(ctx, set, job.Train)
+	if err != nil {
+		return nil, err
+	}
+	data := "spider train_spider.json"
+	for _, f := range job.ExtraQuestions {
+		data += " + " + filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
+	}
+	data += fmt.Sprintf(" (%d databases", len(ids))
+	if len(held) > 0 {
+		data += fmt.Sprintf("; %d held out, one in %d by sorted db_id", len(held), job.HoldOutEvery)
+	}
+	m.Training.Data = data + "), leave-one-out literal values"
+	return m, nil
+}
+
+// sqlKey normalises gold SQL for comparison (case and spacing).
+func sqlKey(sql string) string { return strings.ToLower(strings.Join(strings.Fields(sql), " ")) }
+
+// HeldOutDBs are the databases (lower-case db_ids) held out of training by
+// TrainJob.HoldOutEvery: of the sorted db_ids of bench's questions, those at
+// positions every/2 modulo every. Nil when every <= 0.
+func HeldOutDBs(bench *benchload.Bench, every int) map[string]bool {
+	if every <= 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, q := range bench.Questions {
+		if !seen[q.DBID] {
+			seen[q.DBID] = true
+			ids = append(ids, q.DBID)
+		}
+	}
+	sort.Strings(ids)
+	out := map[string]bool{}
+	for i, id := range ids {
+		if i%every == every/2 {
+			out[strings.ToLower(id)] = true
+		}
+	}
+	return out
 }

@@ -1,4 +1,8 @@
-package retriever
+// Package evaluate measures table retrieval on a Spider-format benchmark
+// (`atrium eval`): it loads the benchmark into a dedicated database, syncs
+// its catalog, runs every question through the serving retriever and scores
+// each method. The serving package does not import it.
+package evaluate
 
 import (
 	"context"
@@ -11,6 +15,7 @@ import (
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/retriever"
 )
 
 // Method names of an evaluation report.
@@ -30,7 +35,7 @@ type EvalReport struct {
 
 // MethodOrder lists the report's methods in display order.
 func MethodOrder() []string {
-	return []string{methodTopPrefix + "3", methodTopPrefix + "5", methodTopPrefix + "10", MethodATR, MethodDefault}
+	return []string{methodTopPrefix + "3", methodTopPrefix + "5", methodTopPrefix + "10", methodTopPrefix + "50", MethodATR, MethodDefault}
 }
 
 // EvalJob is a whole `atrium eval` run.
@@ -44,9 +49,9 @@ type EvalJob struct {
 	Limit        int
 	WithEvidence bool
 	KeepDB       bool
-	Config       Config
+	Config       retriever.Config
 	// Scorer reranks in ATR; nil means the built-in lite model.
-	Scorer Scorer
+	Scorer retriever.Scorer
 	// Progress, when set, receives a line now and then.
 	Progress io.Writer
 	Logger   *slog.Logger
@@ -61,20 +66,20 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	bench, err := LoadBench(job.BenchDir, job.QuestionsFile)
+	bench, err := benchload.LoadBench(job.BenchDir, job.QuestionsFile)
 	if err != nil {
 		return nil, err
 	}
 	name := "atrium_eval_" + nonIdent.ReplaceAllString(strings.ToLower(bench.Name), "_")
-	dsn, drop, err := dedicatedDB(ctx, job.ServerDSN, name)
+	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, name)
 	if err != nil {
 		return nil, err
 	}
 	if !job.KeepDB {
 		defer drop()
 	}
-	cfg := job.Config.withDefaults()
-	pool, err := OpenPool(ctx, dsn, cfg.PerList, nil)
+	cfg := job.Config.WithDefaults()
+	pool, err := retriever.OpenPool(ctx, dsn, cfg.PerList, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +96,7 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Logger: log}); err != nil {
 		return nil, fmt.Errorf("eval: sync catalog: %w", err)
 	}
-	r, err := New(pool, cfg, Options{Logger: log, Embedder: emb, Scorer: job.Scorer})
+	r, err := retriever.New(pool, cfg, retriever.Options{Logger: log, Embedder: emb, Scorer: job.Scorer})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +104,7 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 }
 
 // Evaluate runs the questions of bench through r and scores each method.
-func Evaluate(ctx context.Context, r *Retriever, bench *Bench, limit int, withEvidence bool, prog io.Writer) (*EvalReport, error) {
+func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, limit int, withEvidence bool, prog io.Writer) (*EvalReport, error) {
 	accs := map[string]*accumulator{}
 	for _, m := range MethodOrder() {
 		accs[m] = &accumulator{}
@@ -132,7 +137,7 @@ func Evaluate(ctx context.Context, r *Retriever, bench *Bench, limit int, withEv
 		}
 		n++
 		hybridLat := res.Timings.Embed + res.Timings.Hybrid
-		for _, k := range []int{3, 5, 10} {
+		for _, k := range []int{3, 5, 10, 50} {
 			var got []string
 			for j, c := range res.Candidates {
 				if j == k {

@@ -1,9 +1,12 @@
-package retriever
+package atrtrain
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/atriumdb/atrium/catalog/benchload"
 )
 
 // Training value stand-ins (see train.go). Spider's train_spider.json has no
@@ -76,18 +79,18 @@ var sqlClauseWords = map[string]bool{
 
 // sqlLiterals returns the string literals gold SQL compares with columns of
 // db, resolved to "schema.table" and column.
-func sqlLiterals(db *SpiderDB, sql string) []literal {
+func sqlLiterals(db *benchload.Database, sql string) []literal {
 	toks := scanSQL(sql)
 	cols := map[string]map[string]bool{} // table → columns, lower case
 	tableName := map[string]string{}     // lower → original lower
-	for _, t := range db.TableNamesOriginal {
+	for _, t := range db.TableNames {
 		tableName[strings.ToLower(t)] = strings.ToLower(t)
 		cols[strings.ToLower(t)] = map[string]bool{}
 	}
-	for i := range db.ColumnNamesOriginal {
-		ti, name, ok := db.column(i)
-		if ok && ti < len(db.TableNamesOriginal) {
-			cols[strings.ToLower(db.TableNamesOriginal[ti])][strings.ToLower(name)] = true
+	for i := range db.ColumnNames {
+		ti, name, ok := db.Column(i)
+		if ok && ti < len(db.TableNames) {
+			cols[strings.ToLower(db.TableNames[ti])][strings.ToLower(name)] = true
 		}
 	}
 	alias := map[string]string{}
@@ -190,4 +193,77 @@ func isIdent(s string) bool {
 	}
 	r := []rune(s)[0]
 	return unicode.IsLetter(r) || r == '_'
+}
+
+// literal is a string constant a gold query compares a column with.
+type literal struct {
+	table  string // schema.table
+	column string
+	value  string
+}
+
+// spiderLiterals returns the text literals of Spider's parsed SQL with the
+// column each is compared to. Conditions are [not, op, val_unit, val1,
+// val2]; val_unit is [op, col_unit, col_unit]; col_unit is [agg, col,
+// distinct].
+func spiderLiterals(db *benchload.Database, parsed json.RawMessage) []literal {
+	var tree any
+	if len(parsed) == 0 || json.Unmarshal(parsed, &tree) != nil {
+		return nil
+	}
+	var out []literal
+	var walk func(v any)
+	walk = func(v any) {
+		switch n := v.(type) {
+		case map[string]any:
+			for _, c := range n {
+				walk(c)
+			}
+		case []any:
+			if len(n) == 5 {
+				if _, ok := n[0].(bool); ok {
+					if lit, ok := condLiteral(db, n); ok {
+						out = append(out, lit)
+					}
+				}
+			}
+			for _, c := range n {
+				walk(c)
+			}
+		}
+	}
+	walk(tree)
+	return out
+}
+
+func condLiteral(db *benchload.Database, cond []any) (literal, bool) {
+	vu, ok := cond[2].([]any)
+	if !ok || len(vu) != 3 {
+		return literal{}, false
+	}
+	cu, ok := vu[1].([]any)
+	if !ok || len(cu) != 3 {
+		return literal{}, false
+	}
+	ci, ok := cu[1].(float64)
+	if !ok {
+		return literal{}, false
+	}
+	s, ok := cond[3].(string)
+	if !ok {
+		return literal{}, false
+	}
+	s = strings.Trim(strings.TrimSpace(s), `"'`)
+	s = strings.Trim(s, "%")
+	if s == "" {
+		return literal{}, false
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return literal{}, false
+	}
+	ti, col, ok := db.Column(int(ci))
+	if !ok || ti >= len(db.TableNames) {
+		return literal{}, false
+	}
+	return literal{table: db.Schema() + "." + strings.ToLower(db.TableNames[ti]), column: strings.ToLower(col), value: s}, true
 }

@@ -1,16 +1,18 @@
-package retriever
+package atrtrain
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/catalog/benchload"
 )
 
 func TestSQLLiterals(t *testing.T) {
-	db := &SpiderDB{
-		DBID:               "Dorm_1",
-		TableNamesOriginal: []string{"Dorm", "Has_amenity", "Dorm_amenity"},
-		ColumnNamesOriginal: [][2]any{
+	db := &benchload.Database{
+		DBID:       "Dorm_1",
+		TableNames: []string{"Dorm", "Has_amenity", "Dorm_amenity"},
+		ColumnNames: [][2]any{
 			{-1.0, "*"}, {0.0, "dormid"}, {0.0, "dorm_name"}, {0.0, "gender"},
 			{1.0, "dormid"}, {1.0, "amenid"}, {2.0, "amenid"}, {2.0, "amenity_name"},
 		},

@@ -1,4 +1,4 @@
-package retriever
+package benchload
 
 import (
 	"encoding/json"
@@ -7,40 +7,30 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
-// SpiderDB is one database of a Spider-format tables.json.
-type SpiderDB struct {
-	DBID                string          `json:"db_id"`
-	TableNamesOriginal  []string        `json:"table_names_original"`
-	ColumnNamesOriginal [][2]any        `json:"column_names_original"`
-	ColumnTypes         []string        `json:"column_types"`
-	PrimaryKeys         json.RawMessage `json:"primary_keys"`
-	ForeignKeys         [][2]int        `json:"foreign_keys"`
-}
+// Schema is the PostgreSQL schema the database lives in.
+func (d *Database) Schema() string { return SchemaName(d.DBID) }
 
-// Schema is the PostgreSQL schema a benchmark database lives in.
-func (d *SpiderDB) Schema() string { return strings.ToLower(d.DBID) }
-
-// column returns the table index and name of column i.
-func (d *SpiderDB) column(i int) (int, string, bool) {
-	if i < 0 || i >= len(d.ColumnNamesOriginal) {
+// Column returns the table index and name of column i of
+// column_names_original (false for the `*` pseudo-column and bad indexes).
+func (d *Database) Column(i int) (int, string, bool) {
+	if i < 0 || i >= len(d.ColumnNames) {
 		return 0, "", false
 	}
-	ti, ok := d.ColumnNamesOriginal[i][0].(float64)
-	name, ok2 := d.ColumnNamesOriginal[i][1].(string)
+	ti, ok := d.ColumnNames[i][0].(float64)
+	name, ok2 := d.ColumnNames[i][1].(string)
 	if !ok || !ok2 || ti < 0 {
 		return 0, "", false
 	}
 	return int(ti), name, true
 }
 
-// BenchQuestion is one question of a benchmark.
-type BenchQuestion struct {
+// Question is one question of a benchmark.
+type Question struct {
 	DBID     string          `json:"db_id"`
 	Question string          `json:"question"`
 	Query    string          `json:"query"`
@@ -50,35 +40,31 @@ type BenchQuestion struct {
 }
 
 // GoldSQL is the gold query (Spider's query, BIRD's SQL).
-func (q *BenchQuestion) GoldSQL() string {
+func (q *Question) GoldSQL() string {
 	if q.Query != "" {
 		return q.Query
 	}
 	return q.SQL2
 }
 
-// Bench is a Spider-format benchmark.
+// Bench is a Spider-format benchmark: its schemas and one question file.
 type Bench struct {
 	Name      string
 	Dir       string
-	DBs       map[string]*SpiderDB // by lower-case db_id
-	Questions []BenchQuestion
+	DBs       map[string]*Database // by lower-case db_id
+	Questions []Question
 }
 
 // LoadBench reads DIR/tables.json and the questions from file (a name in
 // DIR; empty means dev.json, else questions.json).
 func LoadBench(dir, file string) (*Bench, error) {
-	b := &Bench{Name: filepath.Base(filepath.Clean(dir)), Dir: dir, DBs: map[string]*SpiderDB{}}
-	raw, err := os.ReadFile(filepath.Join(dir, "tables.json"))
+	b := &Bench{Name: filepath.Base(filepath.Clean(dir)), Dir: dir, DBs: map[string]*Database{}}
+	dbs, err := ReadTables(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read benchmark schemas: %w", err)
+		return nil, err
 	}
-	var dbs []*SpiderDB
-	if err := json.Unmarshal(raw, &dbs); err != nil {
-		return nil, fmt.Errorf("decode tables.json: %w", err)
-	}
-	for _, d := range dbs {
-		b.DBs[strings.ToLower(d.DBID)] = d
+	for i := range dbs {
+		b.DBs[strings.ToLower(dbs[i].DBID)] = &dbs[i]
 	}
 	if file == "" {
 		file = "dev.json"
@@ -86,7 +72,7 @@ func LoadBench(dir, file string) (*Bench, error) {
 			file = "questions.json"
 		}
 	}
-	raw, err = os.ReadFile(filepath.Join(dir, file))
+	raw, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
 		return nil, fmt.Errorf("read benchmark questions: %w", err)
 	}
@@ -101,13 +87,13 @@ func LoadBench(dir, file string) (*Bench, error) {
 // and set operations included, CTE names excluded. When PostgreSQL's parser
 // rejects the SQL (Spider's SQLite dialect has a few such queries), Spider's
 // own parsed form is used.
-func (b *Bench) GoldTables(q *BenchQuestion) ([]string, error) {
+func (b *Bench) GoldTables(q *Question) ([]string, error) {
 	db := b.DBs[strings.ToLower(q.DBID)]
 	if db == nil {
 		return nil, fmt.Errorf("question names unknown database %q", q.DBID)
 	}
 	known := map[string]bool{}
-	for _, t := range db.TableNamesOriginal {
+	for _, t := range db.TableNames {
 		known[strings.ToLower(t)] = true
 	}
 	names, err := goldFromSQL(q.GoldSQL())
@@ -190,7 +176,7 @@ func goldFromSQL(sql string) ([]string, error) {
 }
 
 // goldFromSpider walks Spider's parsed SQL for ["table_unit", i] entries.
-func goldFromSpider(db *SpiderDB, parsed json.RawMessage) []string {
+func goldFromSpider(db *Database, parsed json.RawMessage) []string {
 	if len(parsed) == 0 {
 		return nil
 	}
@@ -209,8 +195,8 @@ func goldFromSpider(db *SpiderDB, parsed json.RawMessage) []string {
 		case []any:
 			if len(n) == 2 {
 				if s, ok := n[0].(string); ok && s == "table_unit" {
-					if f, ok := n[1].(float64); ok && int(f) >= 0 && int(f) < len(db.TableNamesOriginal) {
-						out = append(out, db.Schema()+"."+strings.ToLower(db.TableNamesOriginal[int(f)]))
+					if f, ok := n[1].(float64); ok && int(f) >= 0 && int(f) < len(db.TableNames) {
+						out = append(out, db.Schema()+"."+strings.ToLower(db.TableNames[int(f)]))
 					}
 					return
 				}
@@ -222,77 +208,4 @@ func goldFromSpider(db *SpiderDB, parsed json.RawMessage) []string {
 	}
 	walk(tree)
 	return out
-}
-
-// literal is a string constant a gold query compares a column with.
-type literal struct {
-	table  string // schema.table
-	column string
-	value  string
-}
-
-// spiderLiterals returns the text literals of Spider's parsed SQL with the
-// column each is compared to. Conditions are [not, op, val_unit, val1,
-// val2]; val_unit is [op, col_unit, col_unit]; col_unit is [agg, col,
-// distinct].
-func spiderLiterals(db *SpiderDB, parsed json.RawMessage) []literal {
-	var tree any
-	if len(parsed) == 0 || json.Unmarshal(parsed, &tree) != nil {
-		return nil
-	}
-	var out []literal
-	var walk func(v any)
-	walk = func(v any) {
-		switch n := v.(type) {
-		case map[string]any:
-			for _, c := range n {
-				walk(c)
-			}
-		case []any:
-			if len(n) == 5 {
-				if _, ok := n[0].(bool); ok {
-					if lit, ok := condLiteral(db, n); ok {
-						out = append(out, lit)
-					}
-				}
-			}
-			for _, c := range n {
-				walk(c)
-			}
-		}
-	}
-	walk(tree)
-	return out
-}
-
-func condLiteral(db *SpiderDB, cond []any) (literal, bool) {
-	vu, ok := cond[2].([]any)
-	if !ok || len(vu) != 3 {
-		return literal{}, false
-	}
-	cu, ok := vu[1].([]any)
-	if !ok || len(cu) != 3 {
-		return literal{}, false
-	}
-	ci, ok := cu[1].(float64)
-	if !ok {
-		return literal{}, false
-	}
-	s, ok := cond[3].(string)
-	if !ok {
-		return literal{}, false
-	}
-	s = strings.Trim(strings.TrimSpace(s), `"'`)
-	s = strings.Trim(s, "%")
-	if s == "" {
-		return literal{}, false
-	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return literal{}, false
-	}
-	ti, col, ok := db.column(int(ci))
-	if !ok || ti >= len(db.TableNamesOriginal) {
-		return literal{}, false
-	}
-	return literal{table: db.Schema() + "." + strings.ToLower(db.TableNamesOriginal[ti]), column: strings.ToLower(col), value: s}, true
 }

@@ -1,0 +1,97 @@
+package retriever
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
+)
+
+func testIndex(lx *vocab.Lexicon, tables map[int64][numFields]string) *lexIndex {
+	b := newLexIndexBuilder(1, identifierExpander(lx))
+	for id := int64(1); id <= int64(len(tables)); id++ {
+		b.add(id, tables[id])
+	}
+	return b.done()
+}
+
+// A word every table has must count less than a rare one: ts_rank_cd, which
+// has no inverse document frequency, ranked the table with more "name"
+// columns first.
+func TestBM25FWeighsRareWords(t *testing.T) {
+	tables := map[int64][numFields]string{}
+	for i := int64(1); i <= 20; i++ {
+		tables[i] = [numFields]string{"thing", "id name title_name short_name", "", ""}
+	}
+	tables[21] = [numFields]string{"singer", "singer_id name", "", ""}
+	ix := testIndex(nil, tables)
+	q := newQuery("name of every singer", nil, nil)
+	scores := ix.score(questionTerms(q, nil, 0))
+	require.Equal(t, int64(21), ix.top(scores, 3)[0])
+}
+
+// Identifier abbreviations are expanded at index time (custCntry → customer
+// country), below an exact match.
+func TestBM25FExpandsIdentifiers(t *testing.T) {
+	lx := vocab.Default()
+	tables := map[int64][numFields]string{
+		1: {"custOrders", "ordId custCntry amt", "", ""},
+		2: {"employees", "empId deptName", "", ""},
+		3: {"customer", "customer_id country", "", ""},
+	}
+	ix := testIndex(lx, tables)
+	q := newQuery("Which customers live in which country?", nil, nil)
+	scores := ix.score(questionTerms(q, lx, 0.5))
+	top := ix.top(scores, 3)
+	require.Equal(t, []int64{3, 1}, top, "exact names first, the abbreviated table second, hr never")
+}
+
+// Question-side expansions reach schema words the question does not use,
+// weighted below the exact word.
+func TestQuestionTermsExpand(t *testing.T) {
+	lx := vocab.Default()
+	terms := questionTerms(newQuery("How many vocalists are there?", nil, nil), lx, 0.5)
+	w := map[string]float64{}
+	for _, qt := range terms {
+		w[qt.stem] = qt.weight
+	}
+	require.Equal(t, 1.0, w[stem("vocalists")])
+	require.Greater(t, w["singer"], 0.0)
+	require.Less(t, w["singer"], 1.0)
+}
+
+// On a large catalog the index is built in the background: the question
+// that finds it missing is answered at once (lexical list by ts_rank_cd,
+// index nil) and a later one uses the index.
+func TestLexIndexBuildsInBackgroundOnLargeCatalogs(t *testing.T) {
+	pool, _ := setupCatalog(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	var c lexIndexCache
+	ix, err := c.get(ctx, pool, 7, syncIndexTables+1, log)
+	require.NoError(t, err)
+	require.Nil(t, ix, "no index yet: the caller falls back to ts_rank_cd")
+	for ix == nil {
+		time.Sleep(10 * time.Millisecond)
+		ix, err = c.get(ctx, pool, 7, syncIndexTables+1, log)
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(7), ix.version)
+	require.Len(t, ix.ids, 6, "every table of shop and zoo")
+
+	// A small catalog builds while the question waits.
+	var small lexIndexCache
+	ix, err = small.get(ctx, pool, 8, 6, log)
+	require.NoError(t, err)
+	require.NotNil(t, ix)
+	scores := ix.score(questionTerms(newQuery("which keepers look after zebras", nil, nil), nil, 0))
+	names := map[int64]bool{}
+	for _, id := range ix.top(scores, 1) {
+		names[id] = true
+	}
+	require.Len(t, names, 1)
+}

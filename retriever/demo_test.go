@@ -1,0 +1,63 @@
+package retriever
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/test/testdb"
+)
+
+// The demo's question on the bundled sample database (deploy/sample): its
+// tables span two schemas joined by a foreign key (support.tickets →
+// shop.customers). The schema-coherence features used to treat each schema
+// as a separate database, as a Spider database is, and dropped
+// shop.customers; they now group schemas that foreign keys connect. And
+// hr.jobs came in on value evidence ("Customer Support Agent") whose only
+// informative word, "support", names a schema; such words no longer count.
+func TestDemoQuestionSpansSchemas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dsn := testdb.New(t, "vector", "pg_trgm")
+	pool, err := OpenPool(ctx, dsn, 100, nil)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	files, err := filepath.Glob("../deploy/sample/[0-9]*.sql")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	sort.Strings(files)
+	// One session: 03_data.sql uses pg_temp helpers 02_helpers.sql defines.
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		_, err = conn.Exec(ctx, string(b))
+		require.NoError(t, err, f)
+	}
+	conn.Release()
+	_, err = migrations.Up(ctx, pool, migrations.Options{})
+	require.NoError(t, err)
+	emb := catalog.NewBuiltinEmbedder(0)
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
+	require.NoError(t, err)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	res, err := r.Retrieve(ctx, "Which customers opened the most support tickets about late deliveries?")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("chosen: %v", got)
+	require.Contains(t, got, "shop.customers")
+	require.Contains(t, got, "support.tickets")
+	for _, name := range got {
+		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
+	}
+}

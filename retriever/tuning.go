@@ -1,0 +1,184 @@
+package retriever
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// This file is the narrow surface that training (retriever/atrtrain) and
+// evaluation (retriever/evaluate) use to drive the serving pipeline's own
+// stages, so that features, candidate lists and Algorithm 1 mean exactly the
+// same at training time as at inference. Nothing here is used by serving.
+
+// Feature vector sizes of the lite scorer and the threshold-feature slot
+// holding the window's table logits (max, second, mean), filled per window
+// by SetLogitStats.
+const (
+	NumPairFeatures   = numPairFeatures
+	NumThreshFeatures = numThreshFeatures
+	ThreshLogitSlot   = threshLogitSlot
+	// LiteFormat is the format tag of a lite weights file of this build.
+	LiteFormat = liteFormat
+)
+
+// CandidateOptions steer one candidate search for training.
+type CandidateOptions struct {
+	// ExtraIDs are tables scored besides the ranked lists' union.
+	ExtraIDs []int64
+	// ExtraValues are value hits added to these tables (training's
+	// leave-one-out stand-in for a value index).
+	ExtraValues map[int64][]ValueHit
+	// Keep is how many candidates are kept (0: Config.Candidates).
+	Keep int
+	// Pool, when set, restricts the candidates to these tables.
+	Pool map[int64]bool
+}
+
+// Prepared is a question after the hybrid stage.
+type Prepared struct {
+	Query      *Query
+	Candidates []*Candidate
+	g          *graph
+}
+
+// PrepareCandidates runs the hybrid stage for question with opts.
+func (r *Retriever) PrepareCandidates(ctx context.Context, question string, opts CandidateOptions) (*Prepared, error) {
+	question, err := checkQuestion(question, r.cfg.MaxQuestionBytes)
+	if err != nil {
+		return nil, err
+	}
+	hooks := &evalHooks{extraIDs: opts.ExtraIDs, extraValues: opts.ExtraValues, keep: opts.Keep, pool: opts.Pool}
+	var tm Timings
+	p, err := r.prepare(ctx, question, hooks, &tm)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Query: p.q, Candidates: p.cands, g: p.snap.g}, nil
+}
+
+// TableIDs maps every catalogued "schema.table" (lower case) to its id.
+func (r *Retriever) TableIDs(ctx context.Context) (map[string]int64, error) {
+	rows, err := r.db.Query(ctx, `SELECT id, lower(schema_name), lower(table_name) FROM atrium.tables`)
+	if err != nil {
+		return nil, fmt.Errorf("list catalog tables: %w", classifyCatalogErr(err))
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var s, t string
+		if err := rows.Scan(&id, &s, &t); err != nil {
+			return nil, fmt.Errorf("list catalog tables: %w", err)
+		}
+		out[s+"."+t] = id
+	}
+	return out, rows.Err()
+}
+
+// EmbedderName names the question embedder ("" when none).
+func (r *Retriever) EmbedderName() string {
+	if r.emb == nil {
+		return ""
+	}
+	return r.emb.Name()
+}
+
+// NewForTraining builds a retriever whose scorer is irrelevant (training
+// only uses the hybrid stage), so it works before any weights exist.
+func NewForTraining(pool *pgxpool.Pool, emb Embedder) *Retriever {
+	placeholder := &LiteModel{}
+	r := &Retriever{db: pool, cfg: Config{}.withDefaults(), emb: emb, sc: placeholder, lite: placeholder}
+	r.log = slog.New(slog.DiscardHandler)
+	r.setVocabulary(nil)
+	return r
+}
+
+// QueryTerms are the words of question the candidate SQL's value search
+// would look up (stopwords and bare numbers dropped, longer than one letter).
+func QueryTerms(question string) map[string]bool {
+	qa := newQuery(question, nil, nil)
+	terms := map[string]bool{}
+	for _, w := range tsqueryTerms(qa.all.words, false) {
+		if len(w) > 1 {
+			terms[w] = true
+		}
+	}
+	return terms
+}
+
+// Renumber copies a slice of candidates with ranks renumbered from 1, as a
+// list of its own (schema coverage recomputed over it, as combine does for a
+// list of C).
+func Renumber(q *Query, cs []*Candidate) []*Candidate {
+	out := make([]*Candidate, len(cs))
+	for i, c := range cs {
+		cc := *c
+		cc.Rank = i + 1
+		cc.schemaCov, cc.schemaBest = 0, 0
+		out[i] = &cc
+	}
+	schemaCoverage(q, out)
+	return out
+}
+
+// WindowFeatures is the lite scorer's feature definition for one window:
+// per-pair vectors and the threshold vector (logit slots zero).
+func WindowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64) {
+	return windowFeatures(q, win)
+}
+
+// SetLogitStats fills the threshold vector's window-logit slots.
+func SetLogitStats(thr, logits []float64) { setLogitStats(thr, logits) }
+
+// PairLogit is the lite model's table logit for the raw features f; x and h
+// receive the standardised input and the hidden activations.
+func (m *LiteModel) PairLogit(f, x, h []float64) float64 { return m.pairLogit(f, x, h) }
+
+// ThreshLogit is the lite model's threshold logit for the threshold features
+// t, before the shipped bias and relative cut.
+func (m *LiteModel) ThreshLogit(t []float64) float64 { return m.threshLogit(t) }
+
+// ATRRun is Algorithm 1's outcome for one candidate list, with the trace
+// that lets training replay it under other threshold shifts.
+type ATRRun struct {
+	// Ranked is every candidate in ATR's final order, best first.
+	Ranked []*Scored
+	// Selected is how many leading entries of Ranked outrank the threshold.
+	Selected int
+	trace    []windowTrace
+}
+
+// RunATR runs Algorithm 1 with scorer s over cands (window W, retain R).
+func RunATR(ctx context.Context, s Scorer, q *Query, cands []*Candidate, W, R int) (*ATRRun, error) {
+	res, err := adaptiveRetrieve(ctx, s, q, cands, W, R)
+	if err != nil {
+		return nil, err
+	}
+	return &ATRRun{Ranked: res.Ranked, Selected: res.Selected, trace: res.trace}, nil
+}
+
+// SelectedWith is how many tables Algorithm 1 would have returned with every
+// threshold logit shifted by bias and raised by the relative cut: the
+// windows depend on the table logits only, so this equals a real run.
+func (a *ATRRun) SelectedWith(R int, bias, cut float64) int {
+	return thresholdRank(a.trace, R, bias, cut, len(a.Ranked))
+}
+
+// ExpandRun applies join expansion with cfg to an ATR run over p's
+// candidates. Bridge tables outside the candidate list are not looked up.
+func (p *Prepared) ExpandRun(run *ATRRun, cfg ExpansionConfig) ([]*Scored, error) {
+	ex, err := expand(p.Query, run.Ranked, run.Selected, p.g, cfg, func([]int64) (map[int64]*TableInfo, error) { return nil, nil })
+	if err != nil {
+		return nil, err
+	}
+	return ex.chosen, nil
+}
+
+// WithDefaults fills unset margins from m's trained ones (nil: built-in).
+func (c ExpansionConfig) WithDefaults(m *LiteModel) ExpansionConfig { return c.withDefaults(m) }
+
+// WithDefaults returns c with every unset field at its default.
+func (c Config) WithDefaults() Config { return c.withDefaults() }
