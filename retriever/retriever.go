@@ -47,6 +47,11 @@ type Config struct {
 	Expansion ExpansionConfig
 	// Multihop enables MURRE multi-hop retrieval (needs Options.Rewriter).
 	Multihop MultihopConfig
+	// AbstainFloor is the lowest scorer logit the best table must reach for
+	// the retriever to choose anything: below it the question is taken as
+	// one no catalogued table answers and the chosen set is empty (see
+	// abstain.go). Nil: DefaultAbstainFloor; -Inf disables abstention.
+	AbstainFloor *float64
 }
 
 func (c Config) withDefaults() Config {
@@ -84,6 +89,10 @@ func (c Config) withDefaults() Config {
 		c.MaxQuestionBytes = 4096
 	}
 	c.Multihop = c.Multihop.withDefaults()
+	if c.AbstainFloor == nil {
+		v := DefaultAbstainFloor
+		c.AbstainFloor = &v
+	}
 	return c
 }
 
@@ -222,8 +231,17 @@ type Result struct {
 	JoinPaths []JoinPath
 	// Candidates is the hybrid stage's ranked list (top-k baselines).
 	Candidates []*Candidate
-	// ATR is ATR's selection before expansion.
+	// ATR is ATR's selection before expansion (empty when it abstained).
 	ATR []*TableInfo
+	// Abstained is true when the best table's logit fell below
+	// Config.AbstainFloor: nothing is chosen, and Tables still lists the
+	// closest candidates (Chosen false) so a caller can name them.
+	Abstained bool
+	// Selected is Algorithm 1's selection before abstention.
+	Selected []*TableInfo
+	// Ranked is every candidate in ATR's final order with its logit and
+	// threshold (diagnostics).
+	Ranked []*Scored
 	// Timings per stage.
 	Timings Timings
 }
@@ -376,10 +394,10 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 		}
 		q.g = snap.g
 	}
-	if hooks != nil && hooks.pool != nil {
+	if hooks != nil && (hooks.pool != nil || hooks.exclude != nil) {
 		kept := raws[:0]
 		for _, rc := range raws {
-			if hooks.pool[rc.id] {
+			if (hooks.pool == nil || hooks.pool[rc.id]) && !hooks.exclude[rc.id] {
 				kept = append(kept, rc)
 			}
 		}
@@ -423,6 +441,16 @@ func (r *Retriever) retrieve(ctx context.Context, question string, hooks *evalHo
 	res.Timings.ATR = time.Since(t)
 	res.Timings.Windows = atr.Windows
 	res.Threshold = atr.Threshold
+	res.Ranked = atr.Ranked
+	for _, s := range atr.Ranked[:atr.Selected] {
+		res.Selected = append(res.Selected, s.Table)
+	}
+	// Abstention comes before expansion: expanding an empty set keeps it
+	// empty, and a weak best table must not pull in its join neighbours.
+	if abstain(atr, *r.cfg.AbstainFloor) {
+		atr.Selected = 0
+		res.Abstained = true
+	}
 	for _, s := range atr.Ranked[:atr.Selected] {
 		res.ATR = append(res.ATR, s.Table)
 	}
@@ -522,6 +550,9 @@ type evalHooks struct {
 	// pool, when set, restricts the candidates to these tables: training
 	// draws catalogs of a deployment-like size from the training databases.
 	pool map[int64]bool
+	// exclude removes these tables from the candidates (an unanswerable
+	// set asks a question against the pool without its own database).
+	exclude map[int64]bool
 }
 
 // setVocabulary sets the lexicon (nil: the embedded one) and the index-time

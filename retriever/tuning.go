@@ -182,3 +182,17 @@ func (c ExpansionConfig) WithDefaults(m *LiteModel) ExpansionConfig { return c.w
 
 // WithDefaults returns c with every unset field at its default.
 func (c Config) WithDefaults() Config { return c.withDefaults() }
+
+// RetrieveOptions steer one evaluation retrieval.
+type RetrieveOptions struct {
+	// Exclude removes these tables from the candidates: a question asked
+	// against the pool without its own database.
+	Exclude map[int64]bool
+	// Pool, when set, restricts the candidates to these tables.
+	Pool map[int64]bool
+}
+
+// RetrieveWith is Retrieve with opts applied to the candidate stage.
+func (r *Retriever) RetrieveWith(ctx context.Context, question string, opts RetrieveOptions) (*Result, error) {
+	return r.retrieve(ctx, question, &evalHooks{exclude: opts.Exclude, pool: opts.Pool})
+}

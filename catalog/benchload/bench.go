@@ -37,7 +37,20 @@ type Question struct {
 	SQL2     string          `json:"SQL"`
 	Evidence string          `json:"evidence"`
 	Parsed   json.RawMessage `json:"sql"`
+	// ExcludeDBs are databases left out of the pool for this question (an
+	// unanswerable set asks a question without its own database).
+	ExcludeDBs []string `json:"exclude_dbs,omitempty"`
+	// PoolDBs, when set, restrict the pool to these databases for this
+	// question (deployment-sized pools drawn from the training databases).
+	PoolDBs []string `json:"pool_dbs,omitempty"`
+	// Kind labels a group of questions in a report (unanswerable sets:
+	// "offtopic", "foreign_db").
+	Kind string `json:"kind,omitempty"`
 }
+
+// Unanswerable reports whether the question has no gold SQL: no table of
+// the pool answers it, and the right retrieval is an empty set.
+func (q *Question) Unanswerable() bool { return strings.TrimSpace(q.GoldSQL()) == "" }
 
 // GoldSQL is the gold query (Spider's query, BIRD's SQL).
 func (q *Question) GoldSQL() string {
@@ -72,14 +85,60 @@ func LoadBench(dir, file string) (*Bench, error) {
 			file = "questions.json"
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, file))
+	qs, err := ReadQuestions(questionsPath(dir, file))
+	if err != nil {
+		return nil, err
+	}
+	b.Questions = qs
+	return b, nil
+}
+
+// questionsPath resolves a questions file: a bare name lives in the
+// benchmark directory, a path (with a separator) is taken as it is.
+func questionsPath(dir, file string) string {
+	if strings.ContainsRune(file, os.PathSeparator) || filepath.IsAbs(file) {
+		return file
+	}
+	return filepath.Join(dir, file)
+}
+
+// ReadQuestions decodes a Spider-format questions file.
+func ReadQuestions(path string) ([]Question, error) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read benchmark questions: %w", err)
 	}
-	if err := json.Unmarshal(raw, &b.Questions); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", file, err)
+	var qs []Question
+	if err := json.Unmarshal(raw, &qs); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
-	return b, nil
+	return qs, nil
+}
+
+// PoolDBIDs are the databases the questions need in the pool: their own,
+// the ones they exclude (an exclusion means the rest of the pool is
+// searched) and their explicit pools, sorted.
+func (b *Bench) PoolDBIDs() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(id string) {
+		if id != "" && !seen[strings.ToLower(id)] {
+			seen[strings.ToLower(id)] = true
+			out = append(out, id)
+		}
+	}
+	for i := range b.Questions {
+		q := &b.Questions[i]
+		add(q.DBID)
+		for _, d := range q.ExcludeDBs {
+			add(d)
+		}
+		for _, d := range q.PoolDBs {
+			add(d)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // GoldTables returns the tables ("schema.table", lower case) the question's

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"math"
 	"os"
+	"strconv"
 
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/retriever"
@@ -17,7 +21,7 @@ import (
 // the benchmark into a dedicated database, syncs its catalog, runs every
 // question and prints precision, recall, complete recall, F1, tables
 // returned and latency per method.
-func runEval(ctx context.Context, env *cliEnv, args []string) error {
+func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	bench := fs.String("bench", "", "benchmark directory: tables.json, dev.json or questions.json, optional databases/<db_id>.sql (required)")
@@ -31,6 +35,10 @@ func runEval(ctx context.Context, env *cliEnv, args []string) error {
 	retain := fs.Int("atr-retain", 15, "ATR retention size R")
 	noExpand := fs.Bool("no-expansion", false, "report the default pipeline without join-path expansion")
 	verbose := fs.Bool("verbose", false, "log progress")
+	unanswerable := fs.String("unanswerable", "", "questions file (a path) appended to the benchmark's: questions with empty gold SQL count as unanswerable, exclude_dbs/pool_dbs shape each one's pool")
+	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
+	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
+	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
 	atr := addATRFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
@@ -51,10 +59,37 @@ func runEval(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer closeScorer()
+	cfg := retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand}}
+	if *floor != "" {
+		f, err := strconv.ParseFloat(*floor, 64)
+		if err != nil {
+			return usageError{fmt.Sprintf("--abstain-floor: %v", err)}
+		}
+		cfg.AbstainFloor = &f
+	}
+	if *curve {
+		off := math.Inf(-1)
+		cfg.AbstainFloor = &off
+	}
+	var pq io.Writer
+	if *perQuestion != "" {
+		f, err := os.Create(*perQuestion)
+		if err != nil {
+			return fmt.Errorf("per-question file: %w", err)
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		pq = bw
+		defer func() {
+			if ferr := bw.Flush(); ferr != nil && err == nil {
+				err = fmt.Errorf("per-question file: %w", ferr)
+			}
+		}()
+	}
 	rep, err := evaluate.RunEval(ctx, evaluate.EvalJob{
 		BenchDir: *bench, QuestionsFile: *questions, ServerDSN: *dsn, Limit: *limit,
 		WithEvidence: *evidence, KeepDB: *keep, Progress: env.stderr, Logger: log, Scorer: scorer,
-		Config: retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand}},
+		Config: cfg, Unanswerable: *unanswerable, PerQuestion: pq, Curve: *curve,
 	})
 	if err != nil {
 		return err

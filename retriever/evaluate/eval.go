@@ -6,10 +6,13 @@ package evaluate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/atriumdb/atrium/catalog"
@@ -25,12 +28,20 @@ const (
 	methodTopPrefix = "hybrid@"
 )
 
-// EvalReport is the JSON `atrium eval` writes.
+// EvalReport is the JSON `atrium eval` writes. Questions counts every
+// question; Unanswerable those without gold SQL (P/R/CR/F1 are over the
+// others).
 type EvalReport struct {
-	Benchmark string                 `json:"benchmark"`
-	Questions int                    `json:"questions"`
-	Default   string                 `json:"default"`
-	Methods   map[string]MethodStats `json:"methods"`
+	Benchmark    string                 `json:"benchmark"`
+	Questions    int                    `json:"questions"`
+	Unanswerable int                    `json:"unanswerable"`
+	Default      string                 `json:"default"`
+	Methods      map[string]MethodStats `json:"methods"`
+	// AbstainFloor is the retriever's Config.AbstainFloor (null: disabled).
+	AbstainFloor *float64 `json:"abstain_floor"`
+	// AbstainCurve is the default pipeline's trade-off over abstention
+	// floors (EvalOptions.Curve).
+	AbstainCurve []CurvePoint `json:"abstain_curve,omitempty"`
 }
 
 // MethodOrder lists the report's methods in display order.
@@ -49,6 +60,15 @@ type EvalJob struct {
 	Limit        int
 	WithEvidence bool
 	KeepDB       bool
+	// Unanswerable names a questions file (a path) appended to the
+	// benchmark's: questions without gold SQL, optionally asked against the
+	// pool without some databases (exclude_dbs) or within some (pool_dbs).
+	Unanswerable string
+	// PerQuestion, when set, receives one JSON line per question (see
+	// QuestionRecord).
+	PerQuestion io.Writer
+	// Curve asks for the abstention trade-off curve in the report.
+	Curve bool
 	Config       retriever.Config
 	// Scorer reranks in ATR; nil means the built-in lite model.
 	Scorer retriever.Scorer
@@ -70,6 +90,16 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if job.Limit > 0 && job.Limit < len(bench.Questions) {
+		bench.Questions = bench.Questions[:job.Limit]
+	}
+	if job.Unanswerable != "" {
+		extra, err := benchload.ReadQuestions(job.Unanswerable)
+		if err != nil {
+			return nil, err
+		}
+		bench.Questions = append(bench.Questions, extra...)
+	}
 	name := "atrium_eval_" + nonIdent.ReplaceAllString(strings.ToLower(bench.Name), "_")
 	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, name)
 	if err != nil {
@@ -88,7 +118,10 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 		return nil, fmt.Errorf("eval: migrate: %w", err)
 	}
 	progress(job.Progress, "loading %s into %s\n", job.BenchDir, name)
-	if _, err := benchload.Load(ctx, pool, job.BenchDir, benchload.Options{Logger: log}); err != nil {
+	// The pool is every database the questions name (their own, the ones
+	// they are asked without, their explicit pools); a file of off-topic
+	// questions alone names none, and then Load takes dev.json's.
+	if _, err := benchload.Load(ctx, pool, job.BenchDir, benchload.Options{DBIDs: bench.PoolDBIDs(), Logger: log}); err != nil {
 		return nil, fmt.Errorf("eval: load benchmark: %w", err)
 	}
 	progress(job.Progress, "syncing the catalog\n")
@@ -100,18 +133,64 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Evaluate(ctx, r, bench, job.Limit, job.WithEvidence, job.Progress)
+	return Evaluate(ctx, r, bench, EvalOptions{WithEvidence: job.WithEvidence, Progress: job.Progress, PerQuestion: job.PerQuestion, Curve: job.Curve})
+}
+
+// EvalOptions steer Evaluate.
+type EvalOptions struct {
+	// Limit evaluates only the first Limit questions (0: all).
+	Limit        int
+	WithEvidence bool
+	// Progress, when set, receives a line now and then.
+	Progress io.Writer
+	// PerQuestion, when set, receives one JSON line per question.
+	PerQuestion io.Writer
+	// Curve adds the abstention trade-off curve to the report.
+	Curve bool
 }
 
 // Evaluate runs the questions of bench through r and scores each method.
-func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, limit int, withEvidence bool, prog io.Writer) (*EvalReport, error) {
+// A question without gold SQL counts as unanswerable: it only feeds the
+// abstention figures.
+func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, opts EvalOptions) (*EvalReport, error) {
 	accs := map[string]*accumulator{}
 	for _, m := range MethodOrder() {
 		accs[m] = &accumulator{}
 	}
 	qs := bench.Questions
-	if limit > 0 && limit < len(qs) {
-		qs = qs[:limit]
+	if opts.Limit > 0 && opts.Limit < len(qs) {
+		qs = qs[:opts.Limit]
+	}
+	// Per-question pools name databases; the retriever filters by table id.
+	var bySchema map[string]map[int64]bool
+	for i := range qs {
+		if len(qs[i].ExcludeDBs) > 0 || len(qs[i].PoolDBs) > 0 {
+			ids, err := r.TableIDs(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("eval: %w", err)
+			}
+			bySchema = map[string]map[int64]bool{}
+			for name, id := range ids {
+				sch, _, _ := strings.Cut(name, ".")
+				if bySchema[sch] == nil {
+					bySchema[sch] = map[int64]bool{}
+				}
+				bySchema[sch][id] = true
+			}
+			break
+		}
+	}
+	tablesOf := func(dbs []string) map[int64]bool {
+		if len(dbs) == 0 {
+			return nil
+		}
+		out := map[int64]bool{}
+		for _, d := range dbs {
+			for id := range bySchema[benchload.SchemaName(d)] {
+				out[id] = true
+			}
+		}
+		return out
 	}
 	// One warm-up retrieval loads the snapshot, so the first question's
 	// latency is not the cache fill.
@@ -120,18 +199,30 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	}
-	n := 0
+	var pq *json.Encoder
+	if opts.PerQuestion != nil {
+		pq = json.NewEncoder(opts.PerQuestion)
+	}
+	var curve []curveSample
+	n, unans := 0, 0
 	for i := range qs {
 		q := &qs[i]
-		gold, err := bench.GoldTables(q)
-		if err != nil {
-			return nil, fmt.Errorf("eval: question %d: %w", i, err)
+		var gold []string
+		if !q.Unanswerable() {
+			g, err := bench.GoldTables(q)
+			if err != nil {
+				return nil, fmt.Errorf("eval: question %d: %w", i, err)
+			}
+			gold = g
+		} else {
+			unans++
 		}
 		text := q.Question
-		if withEvidence && strings.TrimSpace(q.Evidence) != "" {
+		if opts.WithEvidence && strings.TrimSpace(q.Evidence) != "" {
 			text += " " + q.Evidence
 		}
-		res, err := r.Retrieve(ctx, text)
+		ropts := retriever.RetrieveOptions{Exclude: tablesOf(q.ExcludeDBs), Pool: tablesOf(q.PoolDBs)}
+		res, err := r.RetrieveWith(ctx, text, ropts)
 		if err != nil {
 			return nil, fmt.Errorf("eval: question %d (%q): %w", i, text, err)
 		}
@@ -145,27 +236,47 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 				}
 				got = append(got, strings.ToLower(c.Table.QualifiedName()))
 			}
-			accs[fmt.Sprintf("%s%d", methodTopPrefix, k)].add(ScoreSet(got, gold), hybridLat)
+			accs[fmt.Sprintf("%s%d", methodTopPrefix, k)].add(q.Kind, got, gold, hybridLat)
 		}
-		var atr []string
-		for _, t := range res.ATR {
-			atr = append(atr, strings.ToLower(t.QualifiedName()))
-		}
-		accs[MethodATR].add(ScoreSet(atr, gold), hybridLat+res.Timings.ATR)
+		atr := lowerNames(res.ATR)
+		accs[MethodATR].add(q.Kind, atr, gold, hybridLat+res.Timings.ATR)
 		var final []string
 		for _, t := range res.Chosen() {
 			final = append(final, strings.ToLower(t.Table.QualifiedName()))
 		}
-		accs[MethodDefault].add(ScoreSet(final, gold), res.Timings.Total)
-		if prog != nil && n%200 == 0 {
-			progress(prog, "%d/%d questions\n", n, len(qs))
+		accs[MethodDefault].add(q.Kind, final, gold, res.Timings.Total)
+		rec := NewQuestionRecord(i, q, gold, res)
+		if opts.Curve {
+			curve = append(curve, curveSample{unanswerable: gold == nil, best: rec.BestLogit, score: ScoreSet(final, gold), chosen: len(final)})
+		}
+		if pq != nil {
+			if err := pq.Encode(rec); err != nil {
+				return nil, fmt.Errorf("eval: write per-question record: %w", err)
+			}
+		}
+		if opts.Progress != nil && n%200 == 0 {
+			progress(opts.Progress, "%d/%d questions\n", n, len(qs))
 		}
 	}
-	rep := &EvalReport{Benchmark: bench.Name, Questions: n, Default: MethodDefault, Methods: map[string]MethodStats{}}
+	rep := &EvalReport{Benchmark: bench.Name, Questions: n, Unanswerable: unans, Default: MethodDefault, Methods: map[string]MethodStats{}}
+	if f := *r.Settings().AbstainFloor; !math.IsInf(f, -1) && f > -math.MaxFloat64 {
+		rep.AbstainFloor = &f
+	}
 	for name, a := range accs {
 		rep.Methods[name] = a.stats()
 	}
+	if opts.Curve {
+		rep.AbstainCurve = abstainCurve(curve)
+	}
 	return rep, nil
+}
+
+func lowerNames(ts []*retriever.TableInfo) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, strings.ToLower(t.QualifiedName()))
+	}
+	return out
 }
 
 func progress(w io.Writer, format string, args ...any) {
@@ -176,13 +287,26 @@ func progress(w io.Writer, format string, args ...any) {
 
 // WriteTable prints a report as an aligned table.
 func (rep *EvalReport) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "benchmark %s, %d questions (default pipeline: %s)\n", rep.Benchmark, rep.Questions, rep.Default)
-	fmt.Fprintf(w, "%-15s %9s %7s %8s %6s %10s %7s %7s\n", "method", "precision", "recall", "complete", "f1", "avg_tables", "p50_ms", "p95_ms")
+	fmt.Fprintf(w, "benchmark %s, %d questions, %d unanswerable (default pipeline: %s)\n", rep.Benchmark, rep.Questions, rep.Unanswerable, rep.Default)
+	fmt.Fprintf(w, "%-15s %9s %7s %8s %6s %10s %7s %7s %7s %9s\n", "method", "precision", "recall", "complete", "f1", "avg_tables", "p50_ms", "p95_ms", "abstain", "false_abs")
 	for _, m := range MethodOrder() {
 		s, ok := rep.Methods[m]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "%-15s %9.3f %7.3f %8.3f %6.3f %10.2f %7.2f %7.2f\n", m, s.Precision, s.Recall, s.CompleteRecall, s.F1, s.AvgTables, s.P50Ms, s.P95Ms)
+		fmt.Fprintf(w, "%-15s %9.3f %7.3f %8.3f %6.3f %10.2f %7.2f %7.2f %7.3f %9.3f\n", m, s.Precision, s.Recall, s.CompleteRecall, s.F1, s.AvgTables, s.P50Ms, s.P95Ms, s.Abstain, s.FalseAbstain)
+	}
+	if s, ok := rep.Methods[rep.Default]; ok && len(s.AbstainByKind) > 0 {
+		kinds := make([]string, 0, len(s.AbstainByKind))
+		for k := range s.AbstainByKind {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			fmt.Fprintf(w, "%s abstain on %s: %.3f\n", rep.Default, k, s.AbstainByKind[k])
+		}
+	}
+	if len(rep.AbstainCurve) > 0 {
+		writeCurve(w, rep.AbstainCurve)
 	}
 }

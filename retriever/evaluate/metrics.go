@@ -46,7 +46,10 @@ func ScoreSet(returned, gold []string) SetScore {
 }
 
 // MethodStats aggregates one method over a benchmark; quality figures are
-// per-question means between 0 and 1.
+// per-question means between 0 and 1 over the answerable questions.
+// Unanswerable counts the questions without gold tables; Abstain is the
+// share of them with nothing chosen (the right answer), FalseAbstain the
+// share of answerable questions with nothing chosen.
 type MethodStats struct {
 	Precision      float64 `json:"precision"`
 	Recall         float64 `json:"recall"`
@@ -55,16 +58,46 @@ type MethodStats struct {
 	AvgTables      float64 `json:"avg_tables"`
 	P50Ms          float64 `json:"p50_ms"`
 	P95Ms          float64 `json:"p95_ms"`
+	Unanswerable   int     `json:"unanswerable"`
+	Abstain        float64 `json:"abstain"`
+	FalseAbstain   float64 `json:"false_abstain"`
+	// AbstainByKind is Abstain per kind of unanswerable question (the
+	// questions' "kind" field; absent when none is labelled).
+	AbstainByKind map[string]float64 `json:"abstain_by_kind,omitempty"`
 }
 
 // accumulator collects per-question scores and latencies for one method.
 type accumulator struct {
-	n                   int
+	n                   int // answerable questions
 	p, r, f, cr, tables float64
+	falseAbstain        int
+	unans, abstain      int
+	kindN, kindAbstain  map[string]int
 	lat                 []time.Duration
 }
 
-func (a *accumulator) add(s SetScore, lat time.Duration) {
+// add records one question: gold nil means unanswerable. Latency counts
+// every question.
+func (a *accumulator) add(kind string, got, gold []string, lat time.Duration) {
+	a.lat = append(a.lat, lat)
+	s := ScoreSet(got, gold)
+	if len(gold) == 0 {
+		a.unans++
+		empty := s.Returned == 0
+		if empty {
+			a.abstain++
+		}
+		if kind != "" {
+			if a.kindN == nil {
+				a.kindN, a.kindAbstain = map[string]int{}, map[string]int{}
+			}
+			a.kindN[kind]++
+			if empty {
+				a.kindAbstain[kind]++
+			}
+		}
+		return
+	}
 	a.n++
 	a.p += s.Precision
 	a.r += s.Recall
@@ -73,18 +106,32 @@ func (a *accumulator) add(s SetScore, lat time.Duration) {
 	if s.Complete {
 		a.cr++
 	}
-	a.lat = append(a.lat, lat)
+	if s.Returned == 0 {
+		a.falseAbstain++
+	}
 }
 
 func (a *accumulator) stats() MethodStats {
-	if a.n == 0 {
-		return MethodStats{}
+	var st MethodStats
+	if a.n > 0 {
+		n := float64(a.n)
+		st = MethodStats{
+			Precision: a.p / n, Recall: a.r / n, CompleteRecall: a.cr / n, F1: a.f / n, AvgTables: a.tables / n,
+			FalseAbstain: float64(a.falseAbstain) / n,
+		}
 	}
-	n := float64(a.n)
-	return MethodStats{
-		Precision: a.p / n, Recall: a.r / n, CompleteRecall: a.cr / n, F1: a.f / n, AvgTables: a.tables / n,
-		P50Ms: percentileMs(a.lat, 0.50), P95Ms: percentileMs(a.lat, 0.95),
+	st.P50Ms, st.P95Ms = percentileMs(a.lat, 0.50), percentileMs(a.lat, 0.95)
+	st.Unanswerable = a.unans
+	if a.unans > 0 {
+		st.Abstain = float64(a.abstain) / float64(a.unans)
 	}
+	for k, c := range a.kindN {
+		if st.AbstainByKind == nil {
+			st.AbstainByKind = map[string]float64{}
+		}
+		st.AbstainByKind[k] = float64(a.kindAbstain[k]) / float64(c)
+	}
+	return st
 }
 
 // percentileMs is the nearest-rank percentile in milliseconds.
