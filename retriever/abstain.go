@@ -1,31 +1,119 @@
 package retriever
 
-import "math"
+import (
+	"math"
+	"strings"
 
-// DefaultAbstainFloor is the shipped Config.AbstainFloor: the lowest logit
-// the best table must reach for the retriever to choose anything. It is a
-// logit of the shipped lite scorer, chosen on training-derived questions
-// only (Spider train questions asked against 20 training databases without
-// their own, off-topic questions written for tuning, and answerable Spider
-// train questions in pools with their database): see "Abstention" in
-// docs/retrieval.md for the trade-off curve and the command that measures
-// it. Retraining the scorer changes its logit scale, so the floor must be
-// re-measured with it.
-const DefaultAbstainFloor = -math.MaxFloat64
+	"github.com/atriumdb/atrium/retriever/vocab"
+)
 
-// abstain reports whether ATR's best table is too weak for any table to be
-// chosen. Algorithm 1 never forces a table on its own (its threshold can
-// outrank every table), but the lite scorer's threshold is calibrated for
-// answerable questions and is relative to the window's best table (the
-// relative cut), so an off-topic question still gets its least-bad tables;
-// an absolute floor on the best logit is what tells "nothing answers" apart.
-func abstain(atr *atrResult, floor float64) bool {
+// Abstention defaults (Config.AbstainFloor, Config.AbstainCoverage), chosen
+// on training-derived questions only: Spider train questions asked against
+// 20 training databases without their own, off-topic questions written for
+// tuning, and answerable Spider train questions in pools with their own
+// database. See "Abstention" in docs/retrieval.md for the trade-off and the
+// command that measures it. The floor is a logit of the shipped lite
+// scorer: retraining the scorer changes its scale, so re-measure both with
+// it.
+const (
+	DefaultAbstainFloor    = -1.75
+	DefaultAbstainCoverage = 0.20
+)
+
+// abstention is the verdict on Algorithm 1's selection.
+type abstention struct {
+	best     float64 // best logit of the selection
+	coverage float64 // share of the question's content words it names
+	abstain  bool
+}
+
+// abstain decides whether Algorithm 1's selection is too weak for any table
+// to be chosen. Algorithm 1 never forces a table on its own (its threshold
+// can outrank every table), but the lite scorer's threshold is calibrated
+// on answerable questions and is relative to the window's best table, so
+// an off-topic question still gets its least-bad tables. Two absolute
+// signals tell "nothing answers" apart: the best table's logit, and how
+// much of what the question asks about the selected tables name at all
+// (names, columns, comments, value hits) — a question about the weather
+// names nothing a sales schema holds, whatever the ranking.
+func abstain(q *Query, atr *atrResult, floor, minCoverage float64) abstention {
 	if atr.Selected == 0 || len(atr.Ranked) == 0 {
-		return false
+		return abstention{best: math.Inf(-1)}
 	}
-	best := atr.Ranked[0].Logit
-	for _, s := range atr.Ranked[:atr.Selected] {
-		best = max(best, s.Logit)
+	sel := atr.Ranked[:atr.Selected]
+	v := abstention{best: math.Inf(-1), coverage: selectionCoverage(q, sel)}
+	for _, s := range sel {
+		v.best = max(v.best, s.Logit)
 	}
-	return best < floor
+	v.abstain = v.best < floor || v.coverage < minCoverage
+	return v
+}
+
+// selectionCoverage is the share of the question's content words (generic
+// identifier words and bare numbers left out) that some selected table's
+// name, non-key columns, comment or matched values carry, directly or
+// through the vocabulary bridge (a synonym, derivation or learned
+// association of weight at least minBridgeWeight: "vocalists" is named by
+// singer). A question with no such word counts as fully covered: there is
+// nothing to judge by.
+func selectionCoverage(q *Query, sel []*Scored) float64 {
+	if q == nil {
+		return 1
+	}
+	own := map[string]bool{}
+	for _, s := range sel {
+		for st := range ownStems(s.Table) {
+			own[st] = true
+		}
+		for _, st := range s.Table.comA.stems {
+			own[st] = true
+		}
+		for _, v := range s.Values {
+			for _, st := range analyze(v.Value, true).stems {
+				own[st] = true
+			}
+		}
+	}
+	lex := vocab.Default()
+	n, total := 0, 0
+	seen := map[string]bool{}
+	for i, w := range q.content.words {
+		st := q.content.stems[i]
+		if seen[st] || genericWords[st] || strings.Trim(st, "0123456789.") == "" {
+			continue
+		}
+		seen[st] = true
+		total++
+		if own[st] {
+			n++
+			continue
+		}
+		for _, e := range lex.Expand(w) {
+			if e.Weight < minBridgeWeight {
+				break
+			}
+			if hit := analyze(e.Term, true); len(hit.stems) > 0 && allIn(hit.stems, own) {
+				n++
+				break
+			}
+		}
+	}
+	if total == 0 {
+		return 1
+	}
+	return float64(n) / float64(total)
+}
+
+// minBridgeWeight is the least vocabulary-bridge weight that counts a
+// question word as named (synonyms, derivations and learned pairs; not the
+// looser hypernyms and hyponyms).
+const minBridgeWeight = 0.4
+
+func allIn(stems []string, set map[string]bool) bool {
+	for _, s := range stems {
+		if !set[s] {
+			return false
+		}
+	}
+	return true
 }

@@ -52,6 +52,11 @@ type Config struct {
 	// one no catalogued table answers and the chosen set is empty (see
 	// abstain.go). Nil: DefaultAbstainFloor; -Inf disables abstention.
 	AbstainFloor *float64
+	// AbstainCoverage is the least share of the question's content words
+	// Algorithm 1's selection must name (table, column and comment words,
+	// matched values) for anything to be chosen. Nil:
+	// DefaultAbstainCoverage; 0 disables.
+	AbstainCoverage *float64
 }
 
 func (c Config) withDefaults() Config {
@@ -92,6 +97,10 @@ func (c Config) withDefaults() Config {
 	if c.AbstainFloor == nil {
 		v := DefaultAbstainFloor
 		c.AbstainFloor = &v
+	}
+	if c.AbstainCoverage == nil {
+		v := DefaultAbstainCoverage
+		c.AbstainCoverage = &v
 	}
 	return c
 }
@@ -237,8 +246,12 @@ type Result struct {
 	// Config.AbstainFloor: nothing is chosen, and Tables still lists the
 	// closest candidates (Chosen false) so a caller can name them.
 	Abstained bool
-	// Selected is Algorithm 1's selection before abstention.
-	Selected []*TableInfo
+	// Selected is Algorithm 1's selection before abstention; BestLogit is
+	// its best logit and Coverage the share of the question's content
+	// words it names (what abstention judges; -Inf and 0 when empty).
+	Selected  []*TableInfo
+	BestLogit float64
+	Coverage  float64
 	// Ranked is every candidate in ATR's final order with its logit and
 	// threshold (diagnostics).
 	Ranked []*Scored
@@ -447,7 +460,9 @@ func (r *Retriever) retrieve(ctx context.Context, question string, hooks *evalHo
 	}
 	// Abstention comes before expansion: expanding an empty set keeps it
 	// empty, and a weak best table must not pull in its join neighbours.
-	if abstain(atr, *r.cfg.AbstainFloor) {
+	ab := abstain(p.q, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage)
+	res.BestLogit, res.Coverage = ab.best, ab.coverage
+	if ab.abstain {
 		atr.Selected = 0
 		res.Abstained = true
 	}

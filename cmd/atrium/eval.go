@@ -38,6 +38,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	unanswerable := fs.String("unanswerable", "", "questions file (a path) appended to the benchmark's: questions with empty gold SQL count as unanswerable, exclude_dbs/pool_dbs shape each one's pool")
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
 	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
+	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
 	atr := addATRFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -67,9 +68,16 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		}
 		cfg.AbstainFloor = &f
 	}
+	if *coverage != "" {
+		c, err := strconv.ParseFloat(*coverage, 64)
+		if err != nil {
+			return usageError{fmt.Sprintf("--abstain-coverage: %v", err)}
+		}
+		cfg.AbstainCoverage = &c
+	}
 	if *curve {
-		off := math.Inf(-1)
-		cfg.AbstainFloor = &off
+		off, zero := math.Inf(-1), 0.0
+		cfg.AbstainFloor, cfg.AbstainCoverage = &off, &zero
 	}
 	var pq io.Writer
 	if *perQuestion != "" {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -37,8 +38,10 @@ type EvalReport struct {
 	Unanswerable int                    `json:"unanswerable"`
 	Default      string                 `json:"default"`
 	Methods      map[string]MethodStats `json:"methods"`
-	// AbstainFloor is the retriever's Config.AbstainFloor (null: disabled).
-	AbstainFloor *float64 `json:"abstain_floor"`
+	// AbstainFloor and AbstainCoverage are the retriever's settings (null:
+	// disabled).
+	AbstainFloor    *float64 `json:"abstain_floor"`
+	AbstainCoverage *float64 `json:"abstain_coverage"`
 	// AbstainCurve is the default pipeline's trade-off over abstention
 	// floors (EvalOptions.Curve).
 	AbstainCurve []CurvePoint `json:"abstain_curve,omitempty"`
@@ -68,8 +71,8 @@ type EvalJob struct {
 	// QuestionRecord).
 	PerQuestion io.Writer
 	// Curve asks for the abstention trade-off curve in the report.
-	Curve bool
-	Config       retriever.Config
+	Curve  bool
+	Config retriever.Config
 	// Scorer reranks in ATR; nil means the built-in lite model.
 	Scorer retriever.Scorer
 	// Progress, when set, receives a line now and then.
@@ -100,7 +103,13 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 		}
 		bench.Questions = append(bench.Questions, extra...)
 	}
+	// A kept database has a stable name to serve from (README); a
+	// throwaway one carries the process id, so two evaluations on one
+	// server do not drop each other's database.
 	name := "atrium_eval_" + nonIdent.ReplaceAllString(strings.ToLower(bench.Name), "_")
+	if !job.KeepDB {
+		name = fmt.Sprintf("%s_%d", name, os.Getpid())
+	}
 	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, name)
 	if err != nil {
 		return nil, err
@@ -247,7 +256,7 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 		accs[MethodDefault].add(q.Kind, final, gold, res.Timings.Total)
 		rec := NewQuestionRecord(i, q, gold, res)
 		if opts.Curve {
-			curve = append(curve, curveSample{unanswerable: gold == nil, best: rec.BestLogit, score: ScoreSet(final, gold), chosen: len(final)})
+			curve = append(curve, curveSample{unanswerable: gold == nil, best: rec.BestLogit, coverage: res.Coverage, score: ScoreSet(final, gold), chosen: len(final)})
 		}
 		if pq != nil {
 			if err := pq.Encode(rec); err != nil {
@@ -261,6 +270,9 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 	rep := &EvalReport{Benchmark: bench.Name, Questions: n, Unanswerable: unans, Default: MethodDefault, Methods: map[string]MethodStats{}}
 	if f := *r.Settings().AbstainFloor; !math.IsInf(f, -1) && f > -math.MaxFloat64 {
 		rep.AbstainFloor = &f
+	}
+	if c := *r.Settings().AbstainCoverage; c > 0 {
+		rep.AbstainCoverage = &c
 	}
 	for name, a := range accs {
 		rep.Methods[name] = a.stats()

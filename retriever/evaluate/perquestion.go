@@ -45,7 +45,13 @@ type QuestionRecord struct {
 	// BestLogit is the best logit among Algorithm 1's selection (null when
 	// it selected nothing): what the abstention floor is compared with.
 	BestLogit *float64 `json:"best_logit"`
-	Threshold float64  `json:"threshold"`
+	// Coverage is the share of the question's content words the selection
+	// names (the other abstention signal).
+	Coverage  float64 `json:"coverage"`
+	Threshold float64 `json:"threshold"`
+	// NonFinite counts candidates with a NaN or infinite score or logit
+	// (written as 0).
+	NonFinite int `json:"non_finite,omitempty"`
 	// Lost explains each gold table missing from Chosen.
 	Lost      []LostTable `json:"lost,omitempty"`
 	Precision float64     `json:"precision"`
@@ -82,7 +88,7 @@ type LostTable struct {
 // tables (lower-case "schema.table"; nil for an unanswerable question).
 func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriever.Result) *QuestionRecord {
 	rec := &QuestionRecord{Index: i, Question: q.Question, DB: q.DBID, Kind: q.Kind, Unanswerable: gold == nil,
-		ExcludedDBs: q.ExcludeDBs, Gold: gold, Abstained: res.Abstained, Threshold: res.Threshold,
+		ExcludedDBs: q.ExcludeDBs, Gold: gold, Abstained: res.Abstained, Threshold: round4(res.Threshold),
 		Selected: lowerNames(res.Selected), Chosen: []string{}}
 	if rec.Gold == nil {
 		rec.Gold = []string{}
@@ -90,6 +96,7 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 	if rec.Selected == nil {
 		rec.Selected = []string{}
 	}
+	rec.Coverage = round4(res.Coverage)
 	for _, t := range res.Chosen() {
 		rec.Chosen = append(rec.Chosen, strings.ToLower(t.Table.QualifiedName()))
 	}
@@ -108,7 +115,7 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 				best = max(best, s.Logit)
 			}
 		}
-		if !math.IsInf(best, -1) {
+		if finite(best) {
 			rec.BestLogit = &best
 		}
 	}
@@ -116,8 +123,13 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 	for _, c := range res.Candidates {
 		name := strings.ToLower(c.Table.QualifiedName())
 		cr := CandidateRecord{Table: name, Rank: c.Rank, Score: round4(c.S), Selected: selected[name], Chosen: chosen[name]}
+		nonFinite := !finite(c.S)
 		if s := scored[c.Table.ID]; s != nil {
 			cr.ATRRank, cr.Logit, cr.Margin = atrRank[c.Table.ID], round4(s.Logit), round4(s.Margin())
+			nonFinite = nonFinite || !finite(s.Logit) || !finite(s.Threshold)
+		}
+		if nonFinite {
+			rec.NonFinite++
 		}
 		rec.Candidates = append(rec.Candidates, cr)
 		cand[name] = &rec.Candidates[len(rec.Candidates)-1]
@@ -149,6 +161,8 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 	return rec
 }
 
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 func setOf(s []string) map[string]bool {
 	m := make(map[string]bool, len(s))
 	for _, v := range s {
@@ -157,4 +171,11 @@ func setOf(s []string) map[string]bool {
 	return m
 }
 
-func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+// round4 rounds for the file; JSON has no NaN or infinity, so those
+// (a degenerate score) are written as 0 and counted in NonFinite.
+func round4(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*1e4) / 1e4
+}
