@@ -38,7 +38,8 @@ type abstention struct {
 // names nothing a sales schema holds, whatever the ranking.
 func abstain(q *Query, atr *atrResult, floor, minCoverage float64) abstention {
 	if atr.Selected == 0 || len(atr.Ranked) == 0 {
-		return abstention{best: math.Inf(-1)}
+		// Algorithm 1 itself found nothing above its threshold.
+		return abstention{best: math.Inf(-1), abstain: true}
 	}
 	sel := atr.Ranked[:atr.Selected]
 	v := abstention{best: math.Inf(-1), coverage: selectionCoverage(q, sel)}

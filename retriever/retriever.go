@@ -242,9 +242,11 @@ type Result struct {
 	Candidates []*Candidate
 	// ATR is ATR's selection before expansion (empty when it abstained).
 	ATR []*TableInfo
-	// Abstained is true when the best table's logit fell below
-	// Config.AbstainFloor: nothing is chosen, and Tables still lists the
-	// closest candidates (Chosen false) so a caller can name them.
+	// Abstained is true when nothing is chosen because no table answers:
+	// Algorithm 1 selected nothing, or its best table fell below
+	// Config.AbstainFloor or Config.AbstainCoverage. Tables still lists the
+	// closest candidates (Chosen false, with their logits) so a caller can
+	// name them.
 	Abstained bool
 	// Selected is Algorithm 1's selection before abstention; BestLogit is
 	// its best logit and Coverage the share of the question's content
