@@ -1,6 +1,8 @@
 package benchload
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,4 +28,31 @@ func TestGoldTables(t *testing.T) {
 		Parsed: []byte(`{"from":{"table_units":[["table_unit",1]]},"where":[[false,2,[0,[0,1,false],null],{"from":{"table_units":[["table_unit",0]]}},null]]}`)})
 	require.NoError(t, err)
 	require.Equal(t, []string{"db.concert", "db.singer"}, got)
+}
+
+// An unanswerable set lives outside the benchmark directory, names the
+// databases it is asked without, and has empty gold SQL.
+func TestUnanswerableQuestions(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tables.json"), []byte(`[{"db_id":"b_db","table_names_original":["t"]},{"db_id":"a_db","table_names_original":["u"]}]`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dev.json"), []byte(`[{"db_id":"a_db","question":"q","query":"SELECT * FROM u"}]`), 0o644))
+	other := filepath.Join(t.TempDir(), "unanswerable.json")
+	require.NoError(t, os.WriteFile(other, []byte(`[
+		{"db_id":"","question":"weather?","query":"","kind":"offtopic"},
+		{"db_id":"a_db","question":"q2","query":"","exclude_dbs":["a_db"],"kind":"foreign_db"},
+		{"db_id":"c_db","question":"q3","query":"","pool_dbs":["b_db","d_db"]}]`), 0o644))
+	b, err := LoadBench(dir, other)
+	require.NoError(t, err)
+	require.Len(t, b.Questions, 3)
+	for _, q := range b.Questions {
+		require.True(t, q.Unanswerable(), q.Question)
+	}
+	require.Equal(t, []string{"a_db"}, b.Questions[1].ExcludeDBs)
+	require.Equal(t, "offtopic", b.Questions[0].Kind)
+	require.Equal(t, []string{"a_db", "b_db", "c_db", "d_db"}, b.PoolDBIDs())
+
+	b, err = LoadBench(dir, "")
+	require.NoError(t, err)
+	require.False(t, b.Questions[0].Unanswerable())
+	require.Equal(t, []string{"a_db"}, b.PoolDBIDs())
 }
