@@ -268,10 +268,10 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 		}
 	}
 	rep := &EvalReport{Benchmark: bench.Name, Questions: n, Unanswerable: unans, Default: MethodDefault, Methods: map[string]MethodStats{}}
-	if f := *r.Settings().AbstainFloor; !math.IsInf(f, -1) && f > -math.MaxFloat64 {
+	if f := *r.Config().AbstainFloor; !math.IsInf(f, -1) && f > -math.MaxFloat64 {
 		rep.AbstainFloor = &f
 	}
-	if c := *r.Settings().AbstainCoverage; c > 0 {
+	if c := *r.Config().AbstainCoverage; c > 0 {
 		rep.AbstainCoverage = &c
 	}
 	for name, a := range accs {
