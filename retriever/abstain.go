@@ -16,7 +16,7 @@ import (
 // scorer: retraining the scorer changes its scale, so re-measure both with
 // it.
 const (
-	DefaultAbstainFloor    = -2.25
+	DefaultAbstainFloor    = -1.25
 	DefaultAbstainCoverage = 0.20
 )
 
