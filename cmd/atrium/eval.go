@@ -29,7 +29,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	limit := fs.Int("limit", 0, "evaluate only the first N questions (0: all)")
 	evidence := fs.Bool("with-evidence", false, "append each question's evidence to it")
 	dsn := fs.String("dsn", benchload.DefaultServerDSN, "PostgreSQL server; a dedicated database atrium_eval_<benchmark> is created there")
-	questions := fs.String("questions", "", "questions file in the benchmark directory (default dev.json, else questions.json)")
+	questions := fs.String("questions", "", "questions file: a name in the benchmark directory or a path (default dev.json, else questions.json)")
 	keep := fs.Bool("keep-db", false, "keep the dedicated database afterwards")
 	window := fs.Int("atr-window", 20, "ATR window size W")
 	retain := fs.Int("atr-retain", 15, "ATR retention size R")
