@@ -400,6 +400,8 @@ func TestConfigValidate(t *testing.T) {
 		{MaxConnections: -1},
 		{MaxMessageSize: 10},
 		{IdleTimeout: -time.Second},
+		{MaxStartupConnections: -1},
+		{StartupPacketTimeout: -time.Second},
 	} {
 		require.Error(t, bad.Validate(), "%+v", bad)
 	}
@@ -407,6 +409,8 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, c.Validate())
 	require.Equal(t, DefaultUpstream, c.Upstream)
 	require.Equal(t, "prefer", c.UpstreamSSLMode)
+	require.Equal(t, DefaultMaxStartupConns, c.MaxStartupConnections)
+	require.Equal(t, DefaultStartupPacket, c.StartupPacketTimeout)
 	require.Equal(t, DefaultMaxMessageSize, c.MaxMessageSize)
 }
 
