@@ -159,6 +159,7 @@ for attempt in 1 2; do
 done
 [ -s "$work/flaky" ] && flaky=$(cat "$work/flaky")
 both_fail=$(comm -12 <(results direct fail) <(results atrium fail))
+direct_only_fail=$(comm -23 <(results direct fail) <(results atrium fail))
 both_skip=$(comm -12 <(results direct skip) <(results atrium skip))
 top() { awk '$3 !~ /\//' "$work/$1.results" | awk -v r="$2" '$1 == r && $3 != "-"' | wc -l; }
 
@@ -171,6 +172,10 @@ done
 if [ -n "$both_fail" ]; then
 	echo "failed in both runs (not Atrium's):"
 	sed 's/^/  /' <<<"$both_fail"
+fi
+if [ -n "$direct_only_fail" ]; then
+	echo "failed only directly (flaky here; passed through Atrium):"
+	sed 's/^/  /' <<<"$direct_only_fail"
 fi
 if [ -n "$both_skip" ]; then
 	echo "skipped in both runs: $(wc -l <<<"$both_skip") (e.g. auth methods this server does not use)"
