@@ -39,11 +39,13 @@ deps:
 services-status:
 	deploy/services.sh status
 
-## test: deps, then go vet, every Go test with the race detector, and the
-## deployment checks (the Dockerfile's build steps as a script, manifests)
+## test: deps, then go vet, every Go test with the race detector, the
+## deployment checks (the Dockerfile's build steps as a script, manifests),
+## and pgx's own test suite run directly and through Atrium
 test: deps
 	deploy/validate.sh
 	deploy/test.sh
+	test/pgx-conformance.sh
 
 ## demo: deps, build, sample database, Atrium on 127.0.0.1:6433, psql session
 demo: deps build

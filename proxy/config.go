@@ -27,9 +27,22 @@ type Config struct {
 	// clients that send SSLRequest. Both or neither; without them SSLRequest
 	// is answered 'N'.
 	TLSCert, TLSKey string
-	// MaxConnections bounds concurrent client connections; more are refused
-	// with SQLSTATE 53300. Default 1000.
+	// MaxConnections bounds concurrent sessions: connections that have sent
+	// their StartupMessage; more are refused with SQLSTATE 53300. Connections
+	// still before their StartupMessage are bounded by MaxStartupConnections
+	// instead, so idle sockets cannot use up sessions. Default 1000.
 	MaxConnections int
+	// MaxStartupConnections bounds connections that have not yet sent their
+	// StartupMessage (TLS handshake included). When a new connection would
+	// exceed it, the oldest such connection is closed without a reply: a
+	// real client finishes this phase in milliseconds, so the ones shed are
+	// those that sent nothing. Default 1000.
+	MaxStartupConnections int
+	// StartupPacketTimeout bounds the phase before the StartupMessage; a
+	// connection silent for longer is closed without a reply, as PostgreSQL
+	// closes one that sends no startup packet. Default 10s (capped by
+	// StartupTimeout).
+	StartupPacketTimeout time.Duration
 	// MaxMessageSize bounds the body of one client message in bytes; a larger
 	// message is refused with SQLSTATE 54000 (logged) and the connection
 	// closed. Default and most: PostgreSQL's own limit, 1 GiB less 6 bytes
@@ -63,6 +76,8 @@ const (
 	DefaultListen          = "127.0.0.1:6433"
 	DefaultUpstream        = "127.0.0.1:5432"
 	DefaultMaxConnections  = 1000
+	DefaultMaxStartupConns = 1000
+	DefaultStartupPacket   = 10 * time.Second
 	DefaultMaxMessageSize  = maxProtocolBody
 	DefaultMaxPortalBuffer = 64 << 20
 	DefaultShutdownTimeout = 30 * time.Second
@@ -94,6 +109,12 @@ func (c *Config) Validate() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("max connections %d: must be positive", c.MaxConnections)
 	}
+	if c.MaxStartupConnections == 0 {
+		c.MaxStartupConnections = DefaultMaxStartupConns
+	}
+	if c.MaxStartupConnections < 0 {
+		return fmt.Errorf("max startup connections %d: must be positive", c.MaxStartupConnections)
+	}
 	if c.MaxMessageSize == 0 {
 		c.MaxMessageSize = DefaultMaxMessageSize
 	}
@@ -118,7 +139,10 @@ func (c *Config) Validate() error {
 	if c.StartupTimeout == 0 {
 		c.StartupTimeout = DefaultStartupTimeout
 	}
-	if c.ShutdownTimeout < 0 || c.ConnectTimeout < 0 || c.StartupTimeout < 0 {
+	if c.StartupPacketTimeout == 0 {
+		c.StartupPacketTimeout = DefaultStartupPacket
+	}
+	if c.ShutdownTimeout < 0 || c.ConnectTimeout < 0 || c.StartupTimeout < 0 || c.StartupPacketTimeout < 0 {
 		return errors.New("timeouts must not be negative")
 	}
 	return nil
@@ -197,6 +221,7 @@ const (
 	EndRefused                         // refused before startup: too many connections, TLS required, ...
 	EndCancelRequest                   // the connection carried a CancelRequest
 	EndInternal                        // a bug: recovered panic
+	EndStartupShed                     // closed before its StartupMessage to make room (MaxStartupConnections)
 )
 
 var endReasonNames = [...]string{
@@ -211,6 +236,7 @@ var endReasonNames = [...]string{
 	EndRefused:        "refused",
 	EndCancelRequest:  "cancel_request",
 	EndInternal:       "internal",
+	EndStartupShed:    "startup_shed",
 }
 
 func (r EndReason) String() string {

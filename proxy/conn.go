@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -51,10 +52,17 @@ type conn struct {
 
 	user, database, appName string
 
-	keyPID    uint32 // proxy-minted BackendKeyData, immutable once set
+	// The client's BackendKeyData is the upstream's process id with
+	// keySecret, minted by the proxy; upSecret, the upstream's own,
+	// never leaves the proxy. All immutable once set.
+	upPID     uint32
 	keySecret []byte
-	upPID     uint32 // upstream's BackendKeyData, immutable once set
 	upSecret  []byte
+
+	// startingElem is c's place in the server's pre-startup set, nil once
+	// the StartupMessage arrived or c was shed; guarded by srv.mu.
+	startingElem *list.Element
+	admitted     bool // counted in srv.sessions; session goroutine only
 
 	params atomic.Pointer[map[string]string] // copy-on-write ParameterStatus values
 
@@ -134,8 +142,8 @@ func (c *conn) serve() {
 			reason = EndInternal
 		}
 		c.finish(reason)
-		if c.keyPID != 0 {
-			c.srv.unregisterKey(c.keyPID)
+		if c.keySecret != nil {
+			c.srv.unregisterKey(c, c.upPID)
 		}
 		if c.authenticated {
 			<-c.upDone
@@ -217,13 +225,17 @@ func (c *conn) run() EndReason {
 	c.src.nc = c.nc
 	c.cr = bufio.NewReaderSize(&c.src, ioBufSize)
 	c.cw = bufio.NewWriterSize(c.nc, ioBufSize)
-	deadline := time.Now().Add(c.srv.cfg.StartupTimeout)
-	_ = c.nc.SetDeadline(deadline)
+	deadline := c.started.Add(c.srv.cfg.StartupTimeout)
+	_ = c.nc.SetDeadline(c.started.Add(min(c.srv.cfg.StartupTimeout, c.srv.cfg.StartupPacketTimeout)))
 
 	sp, reason := c.clientStartup()
 	if sp == nil {
 		return reason
 	}
+	if !c.srv.startupReceived(c) {
+		return EndStartupShed
+	}
+	_ = c.client().SetDeadline(deadline)
 	if r, ok := c.checkStartup(sp); !ok {
 		return r
 	}
@@ -266,7 +278,7 @@ func (c *conn) clientStartup() (*startupPacket, EndReason) {
 	for {
 		body, err := readStartupPacket(c.cr, &c.buf)
 		if err != nil {
-			return nil, c.startupReadFailed(err)
+			return nil, c.startupReadFailed(err, true)
 		}
 		switch code := binary.BigEndian.Uint32(body); code {
 		case sslRequestCode:
@@ -319,13 +331,12 @@ func (c *conn) clientStartup() (*startupPacket, EndReason) {
 			}
 			return nil, EndCancelRequest
 		default:
+			if code>>16 != 3 {
+				return nil, c.refuseProtocolVersion(body)
+			}
 			sp, err := parseStartup(body)
 			if err != nil {
 				c.sendFatal(fatal(codeProtocolViolation, err.Error(), ""))
-				return nil, EndClientError
-			}
-			if sp.major != 3 {
-				c.sendFatal(fatal(codeFeatureNotSupp, fmt.Sprintf("unsupported frontend protocol %d.%d: server supports 3.0 to 3.2", sp.major, sp.minor), ""))
 				return nil, EndClientError
 			}
 			return sp, 0
@@ -333,9 +344,48 @@ func (c *conn) clientStartup() (*startupPacket, EndReason) {
 	}
 }
 
-func (c *conn) startupReadFailed(err error) EndReason {
+// refuseProtocolVersion answers a startup packet of a protocol major
+// version other than 3 with what the upstream server itself answers, which
+// names the versions it supports (3.0 to 3.0 before PostgreSQL 18, 3.0 to
+// 3.2 from 18) in the format the client asked for: the packet goes
+// upstream as it came and the reply comes back as it is.
+func (c *conn) refuseProtocolVersion(body []byte) EndReason {
+	up, err := c.srv.dialUpstream(c.ctx)
+	if err != nil {
+		c.log.Warn("cannot connect to upstream", "err", err)
+		c.sendFatal(fatal(codeUnableToConnect, "atrium could not connect to the upstream PostgreSQL server", ""))
+		return EndUpstreamDial
+	}
+	defer up.Close()
+	_ = up.SetDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))
+	pkt := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(4+len(body)))
+	if _, err := up.Write(append(pkt, body...)); err != nil {
+		c.log.Warn("upstream write failed during startup", "err", err)
+		c.sendFatal(fatal(codeUnableToConnect, "atrium could not connect to the upstream PostgreSQL server", ""))
+		return EndUpstreamDial
+	}
+	// The server answers with one error and closes the connection.
+	reply, err := io.ReadAll(io.LimitReader(up, maxAuthMessage))
+	if len(reply) == 0 {
+		c.log.Warn("upstream gave no answer to an unsupported protocol version", "err", err)
+		c.sendFatal(fatal(codeFeatureNotSupp, fmt.Sprintf("unsupported frontend protocol %d.%d", binary.BigEndian.Uint16(body), binary.BigEndian.Uint16(body[2:])), ""))
+		return EndRefused
+	}
+	c.writeClientRaw(reply)
+	return EndRefused
+}
+
+// startupReadFailed ends a connection whose startup read failed.
+// preStartup: before the StartupMessage, where PostgreSQL closes the
+// socket without a reply (an invalid packet length or a timeout there only
+// gets a server log line); clients such as node-postgres treat an
+// ErrorResponse there as an uncaught error.
+func (c *conn) startupReadFailed(err error, preStartup bool) EndReason {
 	var pe *errProtocol
 	switch {
+	case errors.As(err, &pe) && preStartup:
+		c.log.Debug("invalid startup packet; closing without a reply", "err", pe.msg)
+		return EndClientError
 	case errors.As(err, &pe):
 		c.sendFatal(fatal(codeProtocolViolation, pe.msg, ""))
 		return EndClientError
@@ -343,7 +393,9 @@ func (c *conn) startupReadFailed(err error) EndReason {
 		if c.srv.draining.Load() {
 			return EndShutdown
 		}
-		c.sendFatal(fatal(codeProtocolViolation, "canceling authentication due to timeout", ""))
+		if !preStartup {
+			c.sendFatal(fatal(codeProtocolViolation, "canceling authentication due to timeout", ""))
+		}
 		return EndStartupTimeout
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 		return EndClientClosed
@@ -377,10 +429,11 @@ func (c *conn) checkStartup(sp *startupPacket) (EndReason, bool) {
 		c.sendFatal(fatal("57P03", "the database system is shutting down", ""))
 		return EndShutdown, false
 	}
-	if c.srv.live.Load() > int64(c.srv.cfg.MaxConnections) {
+	if !c.srv.admitSession() {
 		c.sendFatal(fatal(codeTooManyConnections, "sorry, too many clients already", ""))
 		return EndRefused, false
 	}
+	c.admitted = true
 	return 0, true
 }
 
@@ -448,8 +501,8 @@ func (c *conn) authenticate() (EndReason, bool) {
 				return EndUpstreamClosed, false
 			}
 			c.upPID, c.upSecret = k.ProcessID, k.SecretKey
-			c.keyPID, c.keySecret = c.srv.registerKey(c, len(k.SecretKey))
-			c.encBuf, _ = appendMsg(c.encBuf[:0], &pgproto3.BackendKeyData{ProcessID: c.keyPID, SecretKey: c.keySecret})
+			c.keySecret = c.srv.registerKey(c, k.ProcessID, len(k.SecretKey))
+			c.encBuf, _ = appendMsg(c.encBuf[:0], &pgproto3.BackendKeyData{ProcessID: c.upPID, SecretKey: c.keySecret})
 			_, _ = c.cw.Write(c.encBuf)
 		case 'S':
 			c.setParam(body)
@@ -511,7 +564,7 @@ func (c *conn) relayClientAuth(check func([]byte) *pgproto3.ErrorResponse) (EndR
 	}
 	typ, n, err := readHeader(c.cr)
 	if err != nil {
-		return c.startupReadFailed(err), false
+		return c.startupReadFailed(err, false), false
 	}
 	if typ != 'p' {
 		c.sendFatal(fatal(codeProtocolViolation, fmt.Sprintf("expected password response, got message type %d", typ), ""))
@@ -523,7 +576,7 @@ func (c *conn) relayClientAuth(check func([]byte) *pgproto3.ErrorResponse) (EndR
 	}
 	body, err := readBody(c.cr, &c.buf, n)
 	if err != nil {
-		return c.startupReadFailed(err), false
+		return c.startupReadFailed(err, false), false
 	}
 	defer clear(body)
 	if check != nil {

@@ -7,11 +7,15 @@
 //
 // Each client gets its own upstream connection (session mode). Start-up is
 // handled here: SSLRequest (TLS when Config.TLSCert is set, refusing bytes
-// sent before the handshake), GSSENCRequest (declined), CancelRequest (the
-// proxy mints each session's BackendKeyData and maps it to the upstream's key
-// or to a running Statement), and protocol 3.x StartupMessages, whose
+// sent before the handshake), GSSENCRequest (declined), CancelRequest (a
+// session's BackendKeyData is the upstream backend's real process id with a
+// secret the proxy mints; a CancelRequest naming both goes to the upstream's
+// key or to a running Statement), and protocol 3.x StartupMessages, whose
 // parameters are forwarded; the upstream negotiates minor versions (3.2's
-// long cancel keys pass through). Authentication messages are relayed;
+// long cancel keys pass through) and answers other major versions itself.
+// Before its StartupMessage a connection is bounded separately
+// (Config.MaxStartupConnections, StartupPacketTimeout), so sockets that send
+// nothing cannot use up Config.MaxConnections. Authentication messages are relayed;
 // SCRAM-SHA-256-PLUS is never offered, because channel binding cannot cross
 // a proxy that terminates TLS.
 //

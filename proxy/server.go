@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -29,8 +31,11 @@ type Server struct {
 	serverTLS *tls.Config
 	upTLS     *tls.Config
 
-	nextID   atomic.Uint64
-	live     atomic.Int64 // accepted connections not yet closed
+	nextID atomic.Uint64
+	live   atomic.Int64 // accepted connections not yet closed
+	// sessions counts connections admitted past their StartupMessage, the
+	// ones MaxConnections bounds.
+	sessions atomic.Int64
 	draining atomic.Bool
 
 	// base is the parent of every session's context; killAll cancels it
@@ -42,9 +47,16 @@ type Server struct {
 		sync.Mutex
 		listeners map[net.Listener]struct{}
 		conns     map[*conn]struct{}
-		ended     Traffic          // traffic of connections no longer in conns
-		keys      map[uint32]*conn // proxy-minted process id → session
-		closed    bool
+		ended     Traffic // traffic of connections no longer in conns
+		// keys maps an upstream backend's process id, which is also the
+		// one its client sees, to the sessions using it: more than one only
+		// while the session of a backend that died winds down and
+		// PostgreSQL has already reused the pid.
+		keys map[uint32][]*conn
+		// starting holds the connections that have not sent their
+		// StartupMessage yet, oldest first (MaxStartupConnections).
+		starting list.List
+		closed   bool
 	}
 	wg sync.WaitGroup // connection goroutines
 }
@@ -79,7 +91,7 @@ func NewServer(cfg Config, opts Options) (*Server, error) {
 	s.base, s.killAll = context.WithCancel(context.Background())
 	s.mu.listeners = map[net.Listener]struct{}{}
 	s.mu.conns = map[*conn]struct{}{}
-	s.mu.keys = map[uint32]*conn{}
+	s.mu.keys = map[uint32][]*conn{}
 	return s, nil
 }
 
@@ -157,11 +169,47 @@ func (s *Server) startConn(nc net.Conn) {
 		return
 	}
 	s.mu.conns[c] = struct{}{}
+	// Before its StartupMessage a connection costs a socket and nothing
+	// else; a flood of silent ones must not lock out real clients, so
+	// the oldest is shed to make room (real clients leave this phase
+	// within a round trip or two, so the oldest is almost surely idle).
+	var shed *conn
+	if s.mu.starting.Len() >= s.cfg.MaxStartupConnections {
+		shed = s.mu.starting.Remove(s.mu.starting.Front()).(*conn)
+		shed.startingElem = nil
+	}
+	c.startingElem = s.mu.starting.PushBack(c)
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.live.Add(1)
 	s.obs.ConnectionOpened()
+	if shed != nil {
+		shed.log.Debug("closing a connection that sent no startup packet to make room", "max_startup_connections", s.cfg.MaxStartupConnections)
+		shed.finish(EndStartupShed)
+	}
 	go c.serve()
+}
+
+// startupReceived moves c out of the pre-startup set once its
+// StartupMessage has arrived; false means c was shed meanwhile.
+func (s *Server) startupReceived(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.startingElem == nil {
+		return false
+	}
+	s.mu.starting.Remove(c.startingElem)
+	c.startingElem = nil
+	return true
+}
+
+// admitSession counts c as a session if MaxConnections allows another.
+func (s *Server) admitSession() bool {
+	if s.sessions.Add(1) > int64(s.cfg.MaxConnections) {
+		s.sessions.Add(-1)
+		return false
+	}
+	return true
 }
 
 func (s *Server) connDone(c *conn) {
@@ -169,7 +217,14 @@ func (s *Server) connDone(c *conn) {
 	s.mu.Lock()
 	s.mu.ended.add(t)
 	delete(s.mu.conns, c)
+	if c.startingElem != nil {
+		s.mu.starting.Remove(c.startingElem)
+		c.startingElem = nil
+	}
 	s.mu.Unlock()
+	if c.admitted {
+		s.sessions.Add(-1)
+	}
 	s.live.Add(-1)
 	s.wg.Done()
 }
@@ -239,44 +294,53 @@ func (s *Server) Traffic() Traffic {
 	return t
 }
 
-// Sessions reports the number of open client connections.
-func (s *Server) Sessions() int { return int(s.live.Load()) }
+// Sessions reports the number of open sessions: client connections past
+// their StartupMessage, the ones Config.MaxConnections bounds.
+func (s *Server) Sessions() int { return int(s.sessions.Load()) }
 
-// registerKey mints the proxy-owned cancel key of a session: a process id
-// unique among live sessions and a secret as long as the upstream's (4 bytes
-// in protocol 3.0, up to 256 in 3.2).
-func (s *Server) registerKey(sess *conn, secretLen int) (uint32, []byte) {
+// Connections reports every open client connection, including those that
+// have not sent their StartupMessage yet.
+func (s *Server) Connections() int { return int(s.live.Load()) }
+
+// registerKey registers the cancel key a session's client sees: the
+// upstream backend's real process id, so that pg_backend_pid(),
+// NotificationResponse, pg_stat_activity and pg_terminate_backend agree
+// with it, and a secret minted here, as long as the upstream's (4 bytes in
+// protocol 3.0, up to 256 in 3.2). The upstream's secret never leaves
+// Atrium, so a client can cancel only through Atrium, which checks the key.
+func (s *Server) registerKey(sess *conn, pid uint32, secretLen int) []byte {
 	secret := make([]byte, secretLen)
 	_, _ = rand.Read(secret)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for {
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		pid := binary.BigEndian.Uint32(b[:]) & 0x7fffffff // a positive int32, like a real pid
-		if _, taken := s.mu.keys[pid]; pid != 0 && !taken {
-			s.mu.keys[pid] = sess
-			return pid, secret
-		}
-	}
+	s.mu.keys[pid] = append(s.mu.keys[pid], sess)
+	s.mu.Unlock()
+	return secret
 }
 
-func (s *Server) unregisterKey(pid uint32) {
+func (s *Server) unregisterKey(sess *conn, pid uint32) {
 	s.mu.Lock()
-	delete(s.mu.keys, pid)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	rest := slices.DeleteFunc(s.mu.keys[pid], func(c *conn) bool { return c == sess })
+	if len(rest) == 0 {
+		delete(s.mu.keys, pid)
+		return
+	}
+	s.mu.keys[pid] = rest
 }
 
 // lookupKey finds the session a CancelRequest names, comparing secrets in
 // constant time.
 func (s *Server) lookupKey(pid uint32, secret []byte) *conn {
 	s.mu.Lock()
-	sess := s.mu.keys[pid]
+	sessions := slices.Clone(s.mu.keys[pid])
 	s.mu.Unlock()
-	if sess == nil || subtle.ConstantTimeCompare(sess.keySecret, secret) != 1 {
-		return nil
+	var found *conn
+	for _, sess := range sessions {
+		if subtle.ConstantTimeCompare(sess.keySecret, secret) == 1 {
+			found = sess
+		}
 	}
-	return sess
+	return found
 }
 
 // dialUpstream connects to the upstream and negotiates TLS per

@@ -244,7 +244,8 @@ func TestSessionRelayAndIntercept(t *testing.T) {
 	c, startup := p.connect(t)
 	defer c.nc.Close()
 
-	// The client sees the proxy's cancel key, not the upstream's.
+	// The client sees the upstream backend's pid with the proxy's own
+	// secret; the upstream's secret never leaves the proxy.
 	var key *pgproto3.BackendKeyData
 	for _, m := range startup {
 		if k, ok := m.(*pgproto3.BackendKeyData); ok {
@@ -252,8 +253,9 @@ func TestSessionRelayAndIntercept(t *testing.T) {
 		}
 	}
 	require.NotNil(t, key)
-	require.NotEqual(t, uint32(fakePID), key.ProcessID)
+	require.Equal(t, uint32(fakePID), key.ProcessID)
 	require.Len(t, key.SecretKey, len(fakeSecret))
+	require.NotEqual(t, []byte(fakeSecret), key.SecretKey)
 
 	c.fe.Send(&pgproto3.Query{String: "select 1"})
 	require.NoError(t, c.fe.Flush())
@@ -400,6 +402,8 @@ func TestConfigValidate(t *testing.T) {
 		{MaxConnections: -1},
 		{MaxMessageSize: 10},
 		{IdleTimeout: -time.Second},
+		{MaxStartupConnections: -1},
+		{StartupPacketTimeout: -time.Second},
 	} {
 		require.Error(t, bad.Validate(), "%+v", bad)
 	}
@@ -407,6 +411,8 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, c.Validate())
 	require.Equal(t, DefaultUpstream, c.Upstream)
 	require.Equal(t, "prefer", c.UpstreamSSLMode)
+	require.Equal(t, DefaultMaxStartupConns, c.MaxStartupConnections)
+	require.Equal(t, DefaultStartupPacket, c.StartupPacketTimeout)
 	require.Equal(t, DefaultMaxMessageSize, c.MaxMessageSize)
 }
 

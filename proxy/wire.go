@@ -188,6 +188,9 @@ func readStartupPacket(r *bufio.Reader, buf *[]byte) ([]byte, error) {
 	return readBody(r, buf, int(l)-4)
 }
 
+// errLayout is PostgreSQL's one message for every malformed parameter list.
+var errLayout = protocolErrorf("invalid startup packet layout: expected terminator as last byte")
+
 // startupPacket is a parsed protocol 3.x StartupMessage.
 type startupPacket struct {
 	major, minor uint16
@@ -211,23 +214,23 @@ func parseStartup(body []byte) (*startupPacket, error) {
 	rest := body[4:]
 	for {
 		if len(rest) == 0 {
-			return nil, protocolErrorf("invalid startup packet layout: expected terminator as last byte")
+			return nil, errLayout
 		}
 		if rest[0] == 0 {
 			if len(rest) != 1 {
-				return nil, protocolErrorf("invalid startup packet layout: data after terminator")
+				return nil, errLayout
 			}
 			return p, nil
 		}
 		k := bytes.IndexByte(rest, 0)
 		if k < 0 {
-			return nil, protocolErrorf("invalid startup packet layout: unterminated parameter name")
+			return nil, errLayout
 		}
 		name := string(rest[:k])
 		rest = rest[k+1:]
 		k = bytes.IndexByte(rest, 0)
 		if k < 0 {
-			return nil, protocolErrorf("invalid startup packet layout: unterminated value of %q", name)
+			return nil, errLayout
 		}
 		if _, dup := p.params[name]; !dup {
 			p.order = append(p.order, name)

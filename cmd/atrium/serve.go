@@ -28,8 +28,8 @@ import (
 // the NL and operations flags are declared by addNLFlags and addOpsFlags.
 type serveFlags struct {
 	listen, upstream, upSSL, upRoot, tlsCert, tlsKey string
-	maxConns, maxMsg, maxPortal                      int
-	idle, shutdown, connectTimeout                   time.Duration
+	maxConns, maxMsg, maxPortal, maxStartup          int
+	idle, shutdown, connectTimeout, startupPacket    time.Duration
 	logLevel, logFormat                              string
 
 	catalogDSN, catalogReadDSN string
@@ -51,7 +51,9 @@ func addServeFlags(fs *flag.FlagSet, env *cliEnv) *serveFlags {
 	fs.StringVar(&f.upRoot, "upstream-sslrootcert", "", "PEM `file` of CAs trusted for --upstream-sslmode=verify-full (default: system roots)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `file` presented to clients that ask for TLS (with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` for --tls-cert")
-	fs.IntVar(&f.maxConns, "max-connections", proxy.DefaultMaxConnections, "most concurrent client connections; more are refused (SQLSTATE 53300)")
+	fs.IntVar(&f.maxConns, "max-connections", proxy.DefaultMaxConnections, "most concurrent client sessions (connections past their startup packet); more are refused (SQLSTATE 53300)")
+	fs.IntVar(&f.maxStartup, "max-startup-connections", proxy.DefaultMaxStartupConns, "most connections that have not sent their startup packet yet; beyond it the oldest is closed")
+	fs.DurationVar(&f.startupPacket, "startup-packet-timeout", proxy.DefaultStartupPacket, "close a connection that sends no startup packet for this long")
 	fs.IntVar(&f.maxMsg, "max-message-size", proxy.DefaultMaxMessageSize, "largest client message body in `bytes`; larger ones are refused (SQLSTATE 54000); default PostgreSQL's own limit")
 	fs.IntVar(&f.maxPortal, "max-portal-buffer", proxy.DefaultMaxPortalBuffer, "most `bytes` of a question's rows a session holds for a client fetching them with a row limit (JDBC fetch size); more fail with SQLSTATE 54000")
 	fs.DurationVar(&f.idle, "idle-timeout", 0, "close client sessions idle this long (0: never)")
@@ -106,8 +108,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	cfg := proxy.Config{
 		Upstream: sf.upstream, UpstreamSSLMode: sf.upSSL, UpstreamSSLRootCert: sf.upRoot,
 		TLSCert: sf.tlsCert, TLSKey: sf.tlsKey, MaxConnections: sf.maxConns, MaxMessageSize: sf.maxMsg,
-		MaxPortalBuffer: sf.maxPortal,
-		IdleTimeout:     sf.idle, ShutdownTimeout: sf.shutdown, ConnectTimeout: sf.connectTimeout,
+		MaxPortalBuffer: sf.maxPortal, MaxStartupConnections: sf.maxStartup, StartupPacketTimeout: sf.startupPacket,
+		IdleTimeout: sf.idle, ShutdownTimeout: sf.shutdown, ConnectTimeout: sf.connectTimeout,
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err.Error()}
