@@ -69,6 +69,20 @@ const cleanupTimeout = 10 * time.Second
 const lexerSettings = "SET LOCAL standard_conforming_strings = on"
 
 func openScope(ctx context.Context, up proxy.Upstream, statementTimeout time.Duration) (*scope, error) {
+	s, _, err := openScopeWith(ctx, up, statementTimeout, false)
+	return s, err
+}
+
+// openScopeAs opens a scope and reads the session's identity in the same
+// round trip: the identity select is the last statement of the Query that
+// begins the scope. Nothing the scope sets (read-only, statement_timeout,
+// standard_conforming_strings) is part of the identity, so it reads as it
+// would outside.
+func openScopeAs(ctx context.Context, up proxy.Upstream, statementTimeout time.Duration) (*scope, identity, error) {
+	return openScopeWith(ctx, up, statementTimeout, true)
+}
+
+func openScopeWith(ctx context.Context, up proxy.Upstream, statementTimeout time.Duration, withIdentity bool) (*scope, identity, error) {
 	s := &scope{up: up, status: up.TxStatus()}
 	s.setup = fmt.Sprintf(lexerSettings+"; SET LOCAL statement_timeout = %d", statementTimeout.Milliseconds())
 	var sql string
@@ -79,15 +93,26 @@ func openScope(ctx context.Context, up proxy.Upstream, statementTimeout time.Dur
 		s.setup = "SET LOCAL transaction_read_only = on; " + s.setup
 		sql = "SAVEPOINT " + savepoint + "; " + s.setup
 	case 'E':
-		return nil, errInFailedTx()
+		return nil, identity{}, errInFailedTx()
 	default:
-		return nil, errorf(CodeInternal, "unknown transaction status %q", s.status)
+		return nil, identity{}, errorf(CodeInternal, "unknown transaction status %q", s.status)
 	}
-	if _, err := up.Query(ctx, sql); err != nil {
+	if withIdentity {
+		sql += "; " + identitySelect
+	}
+	res, err := up.Query(ctx, sql)
+	if err != nil {
 		s.close(ctx)
-		return nil, err
+		return nil, identity{}, err
 	}
-	return s, nil
+	if !withIdentity {
+		return s, identity{}, nil
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != identityColumns {
+		s.close(ctx)
+		return nil, identity{}, errorf(CodeInternal, "unexpected answer to the session identity query")
+	}
+	return s, parseIdentity(res.Rows[0]), nil
 }
 
 func errInFailedTx() error {

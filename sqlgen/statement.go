@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -94,56 +95,91 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 		s.version = version
 	}
 	wantRows := caching && !s.sqlOnly && up.TxStatus() == 'I'
+	// The identity decides the key. The session's last identity is a
+	// guess, confirmed in a round trip that is needed anyway: the cached
+	// result's privilege check, or the statement that opens the read-only
+	// scope for the cached SQL's validation or for generation. A wrong
+	// guess (the client ran SET since) costs one restart with the identity
+	// that round trip read. Without a guess the identity is read on its own.
+	for attempt := 0; ; attempt++ {
+		outcome, err = s.prepareAs(ctx, up, version, caching, wantRows, attempt > 0)
+		if !errors.Is(err, errIdentityChanged) || attempt > 0 {
+			return err
+		}
+		p.log.DebugContext(ctx, "session identity changed since its last question; keying again")
+	}
+}
+
+// errIdentityChanged says the identity guessed for a question's key is not
+// the session's: prepare starts again with the identity read.
+var errIdentityChanged = errors.New("session identity changed")
+
+// prepareAs is one attempt of prepare; fresh forbids the guess. It returns
+// the outcome metrics count.
+func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version int64, caching, wantRows, fresh bool) (outcome string, err error) {
+	p, q := s.p, s.question
+	outcome = "error"
 	tried := ""
-	if guess, ok := p.ids.get(s.info.ID); ok && wantRows {
+	guess, guessed := p.ids.get(s.info.ID)
+	confirmed := false
+	if guessed && !fresh && wantRows {
 		// The fast path of a cache hit: one cache read, one round trip.
 		s.key, s.id = p.cacheKey(q, version, guess), guess
 		tried = s.key
-		if r, ok, err := s.lookupResult(ctx, up, guess); err != nil {
-			return err
+		if r, ok, read, err := s.lookupResult(ctx, up, guess); err != nil {
+			return outcome, err
 		} else if ok {
 			s.serveCached(r)
-			outcome = "result_cache"
-			return nil
+			return "result_cache", nil
+		} else if read != nil {
+			// The privilege check read the identity: it is confirmed now.
+			guess, confirmed = *read, true
 		}
 	}
-	id, err := sessionIdentity(ctx, up)
-	if err != nil {
-		return err
+	id := guess
+	if !confirmed && (!guessed || fresh) {
+		if id, err = sessionIdentity(ctx, up); err != nil {
+			return outcome, err
+		}
+		p.ids.put(s.info.ID, id)
+		confirmed = true
 	}
-	p.ids.put(s.info.ID, id)
+	// want is the identity the scope must find; nil when confirmed.
+	var want *identity
+	if !confirmed {
+		want = &id
+	}
 	key := p.cacheKey(q, version, id)
 	if caching {
 		s.key, s.id = key, id
 		if wantRows && key != tried {
-			if r, ok, err := s.lookupResult(ctx, up, id); err != nil {
-				return err
+			if r, ok, _, err := s.lookupResult(ctx, up, id); err != nil {
+				return outcome, err
 			} else if ok {
 				s.serveCached(r)
-				outcome = "result_cache"
-				return nil
+				return "result_cache", nil
 			}
 		}
 		if e, ok := p.cache.GetSQL(ctx, key); ok {
 			t0 := time.Now()
-			fields, err := s.describeOnSession(ctx, up, e.SQL)
+			fields, err := s.describeOnSession(ctx, up, e.SQL, want)
 			s.tr.stage("validate", time.Since(t0))
 			if err == nil {
 				s.plan = &plan{sql: e.SQL, tables: e.Tables, relations: e.Relations, fields: fields}
-				outcome = "sql_cache"
 				s.tr.tier = TierSQL
-				return nil
+				return "sql_cache", nil
 			}
 			if !repairable(err) {
-				return err
+				return outcome, err
 			}
 			// Cached SQL that no longer fits the schema: generate anew.
 			p.log.InfoContext(ctx, "cached SQL no longer valid; generating again", "question", q, "err", err)
+			want = nil // describeOnSession confirmed it
 		}
 	}
 
 	pl, shared, err := p.flight.do(ctx, key, func() (*plan, error) {
-		sc, err := openScope(ctx, up, p.cfg.StatementTimeout)
+		sc, err := s.openScopeFor(ctx, up, want)
 		if err != nil {
 			return nil, err
 		}
@@ -154,17 +190,17 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 		return pl, err
 	})
 	if err != nil {
-		return err
+		return outcome, err
 	}
 	if shared {
 		// Another session generated it; the row description comes from
 		// this session, under its own privileges.
 		s.tr.tables, s.tr.sql, s.tr.tier = pl.tables, pl.sql, TierShared
 		t0 := time.Now()
-		fields, err := s.describeOnSession(ctx, up, pl.sql)
+		fields, err := s.describeOnSession(ctx, up, pl.sql, want)
 		s.tr.stage("validate", time.Since(t0))
 		if err != nil {
-			return err
+			return outcome, err
 		}
 		pl = &plan{sql: pl.sql, tables: pl.tables, relations: pl.relations, fields: fields}
 		outcome = "shared"
@@ -175,12 +211,36 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 		}
 	}
 	s.plan = pl
-	return nil
+	return outcome, nil
+}
+
+// openScopeFor opens a scope on up; when want is set it confirms in the
+// same round trip that the session is still want, and otherwise closes
+// the scope and returns errIdentityChanged (remembering the identity read,
+// so the next attempt keys on it).
+func (s *statement) openScopeFor(ctx context.Context, up proxy.Upstream, want *identity) (*scope, error) {
+	if want == nil {
+		return openScope(ctx, up, s.p.cfg.StatementTimeout)
+	}
+	sc, id, err := openScopeAs(ctx, up, s.p.cfg.StatementTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.p.ids.put(s.info.ID, id)
+	if id != *want {
+		if err := sc.close(ctx); err != nil {
+			return nil, err
+		}
+		return nil, errIdentityChanged
+	}
+	return sc, nil
 }
 
 // describeOnSession validates sql in a scope of its own.
-func (s *statement) describeOnSession(ctx context.Context, up proxy.Upstream, sql string) ([]pgproto3.FieldDescription, error) {
-	sc, err := openScope(ctx, up, s.p.cfg.StatementTimeout)
+// When want is set, the scope confirms the session is still want (see
+// openScopeFor).
+func (s *statement) describeOnSession(ctx context.Context, up proxy.Upstream, sql string, want *identity) ([]pgproto3.FieldDescription, error) {
+	sc, err := s.openScopeFor(ctx, up, want)
 	if err != nil {
 		return nil, err
 	}
@@ -205,24 +265,26 @@ func (s *statement) rekey(id identity) {
 
 // lookupResult returns the rows cached under s.key when the session is
 // still who the key was computed for (want) and its role may read them.
-func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want identity) (*resultcache.Result, bool, error) {
-	r, ok := s.p.cache.GetResult(ctx, s.key)
+// read is the identity the privilege check read with them (nil when
+// nothing was cached, so nothing was asked).
+func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want identity) (r *resultcache.Result, ok bool, read *identity, err error) {
+	r, ok = s.p.cache.GetResult(ctx, s.key)
 	if !ok {
-		return nil, false, nil
+		return nil, false, nil, nil
 	}
 	id, allowed, err := identityAndPrivileges(ctx, up, r.Relations)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	s.p.ids.put(s.info.ID, id)
 	if id != want {
-		return nil, false, nil
+		return nil, false, &id, nil
 	}
 	if !allowed {
 		s.p.log.DebugContext(ctx, "cached result not served: privileges changed or row security", "relations", r.Relations)
-		return nil, false, nil
+		return nil, false, &id, nil
 	}
-	return r, true, nil
+	return r, true, &id, nil
 }
 
 // Execute implements proxy.Statement.
@@ -299,11 +361,19 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	r := s.cached
 	s.cached = nil
 	idle := up.TxStatus() == 'I'
+	t0 := time.Now()
+	var sc *scope
 	if s.key != "" && idle && s.id != (identity{}) {
 		// The key is the session as it is now, at execution, not as it
 		// was at Describe: the client may have SET search_path, TimeZone,
 		// app.tenant or ROLE since (extended protocol), and rows stored or
-		// served must be the ones this identity gets.
+		// served must be the ones this identity gets. The identity is read
+		// with a round trip that is needed anyway: the cached result's
+		// privilege check, or the statement that opens the execution scope.
+		if r == nil {
+			// A re-executed prepared statement: the cache may answer again.
+			r, _ = p.cache.GetResult(ctx, s.key)
+		}
 		if r != nil {
 			id, allowed, err := identityAndPrivileges(ctx, up, r.Relations)
 			if err != nil {
@@ -314,14 +384,23 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 			}
 			s.rekey(id)
 		} else {
-			// A re-executed prepared statement: the cache may answer again.
-			id, err := sessionIdentity(ctx, up)
-			if err != nil {
+			var id identity
+			var err error
+			if sc, id, err = openScopeAs(ctx, up, p.cfg.StatementTimeout); err != nil {
 				return "", err
 			}
-			s.rekey(id)
-			if r, _, err = s.lookupResult(ctx, up, s.id); err != nil {
-				return "", err
+			if id != s.id {
+				s.rekey(id)
+				if r, _, _, err = s.lookupResult(ctx, up, s.id); err != nil {
+					sc.close(ctx)
+					return "", err
+				}
+				if r != nil {
+					if err := sc.close(ctx); err != nil {
+						return "", err
+					}
+					sc = nil
+				}
 			}
 		}
 		if r != nil {
@@ -345,12 +424,14 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 		return r.CommandTag, nil
 	}
 
-	if err := w.Notice(notice(describePlan(pl, false))); err != nil {
-		return "", err
+	if sc == nil {
+		var err error
+		if sc, err = openScope(ctx, up, p.cfg.StatementTimeout); err != nil {
+			return "", err
+		}
 	}
-	t0 := time.Now()
-	sc, err := openScope(ctx, up, p.cfg.StatementTimeout)
-	if err != nil {
+	if err := w.Notice(notice(describePlan(pl, false))); err != nil {
+		sc.close(ctx)
 		return "", err
 	}
 	// One row more than the limit tells a cut result from one that has
