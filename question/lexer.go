@@ -11,6 +11,43 @@
 //
 // Generation, validation and execution helpers stay in sqlgen; the catalog
 // retriever stays in retriever.
+//
+// # Lifetime: one context per question phase
+//
+// Every blocking call of a question runs under a context derived from the
+// one the proxy passes to Describe and Execute: the session's context,
+// cancelled when the client sends a CancelRequest, when its socket reaches
+// EOF while the question runs, and at shutdown. Nothing a question does
+// starts from context.Background. On top of it each phase has one deadline:
+//
+//   - generation (Describe, or Execute of a statement not yet described):
+//     the cache look-ups, the identity read, retrieval, the privilege check,
+//     sample rows, every LLM call (the LLM client's own per-call timeout
+//     nests inside) and validation share sqlgen.Config.GenerateTimeout;
+//     a session waiting on another session's identical generation waits
+//     under its own deadline. RETRIEVE is a generation phase without the
+//     LLM and has the same deadline.
+//   - execution (Execute): StatementTimeout plus a 5 s margin for the few
+//     statements Atrium adds (scope, identity, privilege and cacheability
+//     reads). The generated SQL itself runs under SET LOCAL
+//     statement_timeout = StatementTimeout, so the server's own 57014 is
+//     what a slow query normally reports.
+//   - each result-cache call: one second of its own inside the phase's
+//     deadline. Reads stop with the question; writes (after the client has
+//     its rows) keep only the question's values, so a client that hangs up
+//     at once does not cut them short, and the second still bounds them.
+//   - closing the read-only scope, which must put the client's session back
+//     even after the phase's context ended: ten seconds, detached from
+//     cancellation.
+//
+// A prepared question keeps no context between messages: Describe's
+// generation deadline ends with Describe, and each later Execute of the
+// same statement (perhaps minutes later, after a SET) starts a fresh
+// execution deadline from its own message's context and re-reads the
+// session's identity under it. An Execute whose Describe failed, or that
+// comes without one, first generates under a fresh generation deadline,
+// then executes under a fresh execution deadline: the phases never share
+// or extend one another's budget.
 package question
 
 import (

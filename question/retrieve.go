@@ -77,6 +77,10 @@ func (s *retrieveStatement) Describe(context.Context, proxy.Upstream) ([]pgproto
 // (tests, in-process callers); then nothing is filtered.
 func (s *retrieveStatement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
 	ctx, id := telemetry.EnsureRequestID(ctx)
+	// RETRIEVE is a generation phase without the LLM: retrieval and the
+	// privilege check run under the same deadline as an nl question's.
+	ctx, cancel := context.WithTimeout(ctx, s.h.nl.Config().GenerateTimeout)
+	defer cancel()
 	start := time.Now()
 	res, n, err := s.execute(ctx, up, w)
 	if s.h.onRetrieve != nil {

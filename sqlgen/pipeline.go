@@ -122,6 +122,49 @@ type Options struct {
 	OnLLMCall func(ctx context.Context, purpose string, d time.Duration, err error)
 }
 
+// execMargin is what the execution phase's deadline adds to the statement
+// timeout: the generated SQL itself is bounded by the server's
+// statement_timeout (SQLSTATE 57014 from the server, the clearest error), and
+// the margin covers the few statements Atrium adds around it (opening and
+// closing the scope, the identity and privilege reads, cacheable's catalog
+// read).
+const execMargin = 5 * time.Second
+
+// cacheTimeout bounds one result-cache call: the cache is an optimisation,
+// and a slow store must not eat a question's generation or execution time.
+const cacheTimeout = time.Second
+
+// boundedCache gives every cache call its own short deadline. Reads are
+// derived from the question's context (a cancelled question stops
+// waiting); writes only keep its values (request id): they run after the
+// client has its rows, and a client that hangs up right after must not cut
+// the store short, which the deadline still bounds.
+type boundedCache struct{ c ResultCache }
+
+func (b boundedCache) GetResult(ctx context.Context, key string) (*resultcache.Result, bool) {
+	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	defer cancel()
+	return b.c.GetResult(ctx, key)
+}
+
+func (b boundedCache) PutResult(ctx context.Context, key string, r *resultcache.Result) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheTimeout)
+	defer cancel()
+	b.c.PutResult(ctx, key, r)
+}
+
+func (b boundedCache) GetSQL(ctx context.Context, key string) (*resultcache.SQLEntry, bool) {
+	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	defer cancel()
+	return b.c.GetSQL(ctx, key)
+}
+
+func (b boundedCache) PutSQL(ctx context.Context, key string, e *resultcache.SQLEntry) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheTimeout)
+	defer cancel()
+	b.c.PutSQL(ctx, key, e)
+}
+
 // Pipeline generates, validates, runs and caches answers to questions.
 // Safe for concurrent use.
 type Pipeline struct {
@@ -147,8 +190,10 @@ func New(cfg Config, opts Options) (*Pipeline, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Versions == nil {
+	if opts.Versions == nil || opts.Cache == nil {
 		opts.Cache = nil
+	} else {
+		opts.Cache = boundedCache{opts.Cache}
 	}
 	p := &Pipeline{
 		cfg: cfg.withDefaults(), ret: opts.Retriever, gen: opts.Generator, cache: opts.Cache,

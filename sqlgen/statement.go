@@ -290,9 +290,13 @@ func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want id
 // Execute implements proxy.Statement.
 func (s *statement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
 	ctx = s.tr.begin(ctx)
+	// A statement described by this Execute's own message gets its
+	// generation deadline in prepare, not the execution's.
 	if err := s.prepare(ctx, up); err != nil {
 		return "", err
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.p.cfg.StatementTimeout+execMargin)
+	defer cancel()
 	rw := &countingWriter{RowWriter: w}
 	tag, err := s.execute(ctx, up, rw)
 	s.finish(ctx, err, rw.n, rw.truncated)
