@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -63,6 +64,9 @@ type envOpts struct {
 	noLLM   bool
 	// store is the result cache's store; nil means an in-process LRU.
 	store resultcache.Store
+	// onQuestion and logger, when set, are the Handler's.
+	onQuestion func(context.Context, sqlgen.QuestionRecord)
+	logger     *slog.Logger
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -100,6 +104,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	cache := resultcache.New(resultcache.Config{}, store, resultcache.Options{})
 	t.Cleanup(func() { _ = cache.Close() })
 	opts.Cache = cache
+	opts.OnQuestion, opts.Logger = o.onQuestion, o.logger
 	e.h, err = New(Config{NL: sqlgen.Config{Model: "fake"}}, opts)
 	require.NoError(t, err)
 

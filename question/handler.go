@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -37,29 +36,19 @@ type Options struct {
 	// Registerer receives the pipeline's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 
-	// OnRetrieval, when set, is called after every retrieval of every
-	// question form with the retriever's raw result (before privileges cut
-	// it: for metrics only, never for anything a client or log sees) and
-	// its error. It must not block.
-	OnRetrieval func(ctx context.Context, res *retriever.Result, err error)
-	// OnRetrieve, when set, is called after each RETRIEVE statement, on
-	// the session's goroutine, with a context carrying the request id. It
-	// must not block.
-	OnRetrieve func(ctx context.Context, e RetrieveEvent)
-	// OnQuestion and OnLLMCall are the nl pipeline's hooks (see
-	// sqlgen.Options).
+	// OnQuestion, when set, receives one record per finished question of
+	// every form (RETRIEVE, nl, nl-sql), with its retrieval and LLM calls:
+	// the one source of the query log and of the retrieval and LLM
+	// metrics (see sqlgen.Tracer). It must not block.
 	OnQuestion func(ctx context.Context, r sqlgen.QuestionRecord)
-	OnLLMCall  func(ctx context.Context, purpose string, d time.Duration, err error)
 }
 
 // Handler is the proxy.Handler for every question form. Safe for
 // concurrent use.
 type Handler struct {
-	ret         Retriever
-	nl          *sqlgen.Pipeline
-	log         *slog.Logger
-	onRetrieval func(ctx context.Context, res *retriever.Result, err error)
-	onRetrieve  func(ctx context.Context, e RetrieveEvent)
+	ret Retriever
+	nl  *sqlgen.Pipeline
+	log *slog.Logger
 }
 
 var _ proxy.Handler = (*Handler)(nil)
@@ -73,10 +62,10 @@ func New(cfg Config, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{ret: opts.Retriever, log: opts.Logger, onRetrieval: opts.OnRetrieval, onRetrieve: opts.OnRetrieve}
+	h := &Handler{ret: opts.Retriever, log: opts.Logger}
 	p, err := sqlgen.New(cfg.NL, sqlgen.Options{
 		Retriever: nlRetriever{h}, Generator: opts.Generator, Cache: opts.Cache, Versions: opts.Versions,
-		Logger: opts.Logger, Registerer: opts.Registerer, OnQuestion: opts.OnQuestion, OnLLMCall: opts.OnLLMCall,
+		Logger: opts.Logger, Registerer: opts.Registerer, OnQuestion: opts.OnQuestion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("question: %w", err)
@@ -106,13 +95,4 @@ func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql strin
 	default:
 		return h.nl.Statement(info, q.Text, false), nil
 	}
-}
-
-// retrieve asks the retriever and reports to OnRetrieval.
-func (h *Handler) retrieve(ctx context.Context, question string) (*retriever.Result, error) {
-	res, err := h.ret.Retrieve(ctx, question)
-	if h.onRetrieval != nil {
-		h.onRetrieval(ctx, res, err)
-	}
-	return res, err
 }

@@ -13,7 +13,8 @@ import (
 // Retriever chooses the tables a question needs; *retriever.Retriever is
 // one. It is the only retrieval interface questions go through: the
 // Handler wraps it with the asking role's privileges (for RETRIEVE and for
-// the NL pipeline alike) and with the OnRetrieval hook.
+// the NL pipeline alike); both report the retrieval to the question's
+// sqlgen.Tracer.
 type Retriever interface {
 	Retrieve(ctx context.Context, question string) (*retriever.Result, error)
 }
@@ -28,7 +29,7 @@ var _ sqlgen.Retriever = nlRetriever{}
 // Retrieve implements sqlgen.Retriever. Sample rows are left to the
 // pipeline, which reads them on the client's session.
 func (n nlRetriever) Retrieve(ctx context.Context, up proxy.Upstream, question string) (*sqlgen.Retrieval, error) {
-	res, err := n.h.retrieve(ctx, question)
+	res, err := n.h.ret.Retrieve(ctx, question)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func (n nlRetriever) Retrieve(ctx context.Context, up proxy.Upstream, question s
 // convert turns a retriever result into the pipeline's Retrieval.
 func convert(res *retriever.Result) *sqlgen.Retrieval {
 	th := res.Threshold
-	out := &sqlgen.Retrieval{Threshold: &th, Stages: Stages(res.Timings)}
+	out := &sqlgen.Retrieval{Threshold: &th, Stages: Stages(res.Timings), CatalogVersion: res.CatalogVersion}
 	seen := map[string]bool{}
 	addJoin := func(j retriever.JoinPath) {
 		if j.From == nil || j.To == nil {

@@ -8,27 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/atriumdb/atrium/internal/telemetry"
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/sqlgen"
 )
-
-// RetrieveEvent describes one RETRIEVE the Handler answered, for the query
-// log. Result holds only what the asking role may read.
-type RetrieveEvent struct {
-	// RequestID is the statement's request id (its log lines carry it).
-	RequestID string
-	Session   proxy.SessionInfo
-	Question  string
-	// Result is nil when retrieval failed.
-	Result *retriever.Result
-	// Err is what the client saw; nil on success.
-	Err      error
-	Start    time.Time
-	Duration time.Duration
-	// Rows is how many rows the client received.
-	Rows int
-}
 
 // retrieveStatement answers `RETRIEVE <question>` with the tables the
 // retriever chooses that the asking role may read: one row per table with
@@ -74,50 +57,48 @@ func (s *retrieveStatement) Describe(context.Context, proxy.Upstream) ([]pgproto
 // Execute retrieves, then keeps only what the client's role may read (see
 // Readable), so RETRIEVE never reveals a table the client could not select
 // from. up is nil only when the statement runs outside a client session
-// (tests, in-process callers); then nothing is filtered.
+// (tests, in-process callers); then nothing is filtered. The retrieval and
+// the statement's outcome are reported to one sqlgen.Tracer, as an nl
+// question's are.
 func (s *retrieveStatement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
-	ctx, id := telemetry.EnsureRequestID(ctx)
+	tr := s.h.nl.Tracer(s.info, sqlgen.KindRetrieve, s.question)
+	ctx = tr.Begin(ctx)
 	// RETRIEVE is a generation phase without the LLM: retrieval and the
 	// privilege check run under the same deadline as an nl question's.
 	ctx, cancel := context.WithTimeout(ctx, s.h.nl.Config().GenerateTimeout)
 	defer cancel()
-	start := time.Now()
-	res, n, err := s.execute(ctx, up, w)
-	if s.h.onRetrieve != nil {
-		s.h.onRetrieve(ctx, RetrieveEvent{RequestID: id, Session: s.info, Question: s.question, Result: res, Err: err,
-			Start: start, Duration: time.Since(start), Rows: n})
-	}
+	n, err := s.execute(ctx, up, w, tr)
+	tr.Finish(ctx, err, int64(n))
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("SELECT %d", n), nil
 }
 
-func (s *retrieveStatement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (*retriever.Result, int, error) {
-	res, err := s.h.retrieve(ctx, s.question)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
-		}
-		s.h.log.WarnContext(ctx, "retrieve failed", "err", err)
-		return nil, 0, toProxyError(err)
-	}
-	if up != nil {
+func (s *retrieveStatement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter, tr *sqlgen.Tracer) (int, error) {
+	t0 := time.Now()
+	res, err := s.h.ret.Retrieve(ctx, s.question)
+	if err == nil && up != nil {
 		if res, err = Readable(ctx, up, res); err != nil {
-			if ctx.Err() != nil {
-				return nil, 0, ctx.Err()
-			}
-			return nil, 0, err
+			res = nil
 		}
 	}
+	if err != nil {
+		tr.Retrieved(time.Since(t0), nil, err)
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, toProxyError(err)
+	}
+	tr.Retrieved(time.Since(t0), convert(res), nil)
 	n := 0
 	for _, row := range retriever.ResultRows(res) {
 		if err := w.Row(row); err != nil {
-			return res, n, err
+			return n, err
 		}
 		n++
 	}
-	return res, n, nil
+	return n, nil
 }
 
 // toProxyError gives errors a client can provoke their SQLSTATE.

@@ -113,13 +113,13 @@ type Options struct {
 	// Registerer receives the pipeline's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	// OnQuestion, when set, is called once per answered or failed
-	// question (and per execution of a prepared question), on the asking
-	// session's goroutine, with a context carrying the request id. It must
-	// not block: the query log only queues the record.
+	// question of every form (RETRIEVE through Pipeline.Tracer, and per
+	// execution of a prepared question), on the asking session's
+	// goroutine, with a context carrying the request id. The record holds
+	// the question's retrieval and LLM calls, so the query log and every
+	// metric outside the pipeline come from it. It must not block: the
+	// query log only queues the record.
 	OnQuestion func(ctx context.Context, r QuestionRecord)
-	// OnLLMCall, when set, is called after each generator call with its
-	// purpose (PurposeGenerate, PurposeRepair), duration and error.
-	OnLLMCall func(ctx context.Context, purpose string, d time.Duration, err error)
 }
 
 // execMargin is what the execution phase's deadline adds to the statement
@@ -179,7 +179,6 @@ type Pipeline struct {
 	ids    identityMemo
 
 	onQuestion func(ctx context.Context, r QuestionRecord)
-	onLLMCall  func(ctx context.Context, purpose string, d time.Duration, err error)
 }
 
 // New returns a Pipeline.
@@ -198,7 +197,7 @@ func New(cfg Config, opts Options) (*Pipeline, error) {
 	p := &Pipeline{
 		cfg: cfg.withDefaults(), ret: opts.Retriever, gen: opts.Generator, cache: opts.Cache,
 		vers: opts.Versions, log: opts.Logger, m: newPipelineMetrics(opts.Registerer),
-		onQuestion: opts.OnQuestion, onLLMCall: opts.OnLLMCall,
+		onQuestion: opts.OnQuestion,
 	}
 	p.flight.calls = map[string]*flightCall{}
 	return p, nil
@@ -301,16 +300,15 @@ type plan struct {
 }
 
 // generate retrieves, prompts, generates and validates: the uncached path.
-// It runs inside sc on the asking client's session and records its stages
-// in tr.
-func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr *trace) (*plan, error) {
+// It runs inside sc on the asking client's session and reports its stages
+// to tr.
+func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr *Tracer) (*plan, error) {
 	t0 := time.Now()
 	r, err := p.ret.Retrieve(ctx, sc.up, question)
-	p.observeStage(tr, "retrieve", time.Since(t0))
+	tr.Retrieved(time.Since(t0), r, err)
 	if err != nil {
 		return nil, asClientError(err, CodeInternal, "table retrieval failed")
 	}
-	tr.retrieval(r)
 	if len(r.Tables) == 0 {
 		// The retriever abstained: no table clears its threshold. The LLM is
 		// not asked, since it would have to invent a schema.
@@ -321,11 +319,7 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr 
 		}
 		return nil, e
 	}
-	tables := make([]string, len(r.Tables))
-	for i, t := range r.Tables {
-		tables[i] = t.QualifiedName()
-	}
-	tr.tables = tables
+	tables := tr.rec.Tables
 	if p.gen == nil {
 		return nil, &proxy.Error{Code: CodeNoLLM,
 			Message: "natural-language questions need an LLM endpoint, and none is configured",
@@ -335,54 +329,41 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr 
 	if p.cfg.SampleRows > 0 {
 		t1 := time.Now()
 		p.sample(ctx, sc, r)
-		p.observeStage(tr, "sample", time.Since(t1))
+		tr.Stage("sample", time.Since(t1))
 	}
 	prompt := BuildPrompt(question, r)
 	msgs := prompt.Messages
 	var (
 		lastErr error
 		lastSQL string
-		usage   Usage
 	)
 	for attempt := 0; attempt <= p.cfg.MaxRepairs; attempt++ {
 		purpose := PurposeGenerate
 		if attempt > 0 {
-			p.m.repairs.Inc()
-			tr.repairs++
 			purpose = PurposeRepair
 		}
 		t1 := time.Now()
 		g, err := p.gen.Generate(ctx, msgs)
-		d := time.Since(t1)
-		p.observeStage(tr, "llm", d)
-		if p.onLLMCall != nil {
-			p.onLLMCall(ctx, purpose, d, err)
+		var u Usage
+		if err == nil {
+			u = g.Usage
 		}
+		tr.llmCall(purpose, time.Since(t1), u, err)
 		if err != nil {
 			return nil, llmClientError(err)
 		}
-		usage.PromptTokens += g.Usage.PromptTokens
-		usage.CompletionTokens += g.Usage.CompletionTokens
-		tr.usage.PromptTokens += g.Usage.PromptTokens
-		tr.usage.CompletionTokens += g.Usage.CompletionTokens
-		tr.usage.TotalTokens += g.Usage.TotalTokens
-		p.m.tokens.WithLabelValues("prompt").Add(float64(g.Usage.PromptTokens))
-		p.m.tokens.WithLabelValues("completion").Add(float64(g.Usage.CompletionTokens))
 		lastSQL = ExtractSQL(g.Text)
-		tr.sql = lastSQL
+		tr.rec.SQL = lastSQL
 		t2 := time.Now()
 		checked, err := Check(lastSQL)
 		var fields []pgproto3.FieldDescription
 		if err == nil {
-			tr.sql = checked.SQL
+			tr.rec.SQL = checked.SQL
 			fields, err = validate(ctx, sc, checked.SQL)
 		}
-		p.observeStage(tr, "validate", time.Since(t2))
+		tr.Stage("validate", time.Since(t2))
 		if err == nil {
-			p.log.InfoContext(ctx, "question answered with generated SQL", "question", question, "tables", tables,
-				"prompt_tokens_est", prompt.EstTokens, "prompt_tokens", usage.PromptTokens,
-				"completion_tokens", usage.CompletionTokens, "attempts", attempt+1, "sql", checked.SQL,
-				"elapsed", time.Since(t0))
+			p.log.DebugContext(ctx, "generated SQL accepted", "attempt", attempt+1, "prompt_tokens_est", prompt.EstTokens)
 			return &plan{sql: checked.SQL, tables: tables, relations: checked.Relations, fields: fields}, nil
 		}
 		lastErr = err
@@ -394,8 +375,6 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr 
 		p.log.DebugContext(ctx, "generated SQL rejected", "question", question, "attempt", attempt+1, "sql", lastSQL, "err", err)
 		msgs = repairMessages(msgs, g.Text, describeErr(err))
 	}
-	p.log.InfoContext(ctx, "question gave up after repairs", "question", question, "tables", tables, "attempts", p.cfg.MaxRepairs+1,
-		"prompt_tokens_est", prompt.EstTokens, "prompt_tokens", usage.PromptTokens, "err", lastErr)
 	return nil, gaveUp(lastErr, lastSQL, p.cfg.MaxRepairs+1)
 }
 
@@ -448,14 +427,6 @@ func validate(ctx context.Context, sc *scope, sql string) ([]pgproto3.FieldDescr
 		return nil, err
 	}
 	return copyFields(fields), nil
-}
-
-// observeStage records a stage's duration in the metrics and the trace.
-func (p *Pipeline) observeStage(tr *trace, stage string, d time.Duration) {
-	p.m.stage.WithLabelValues(stage).Observe(d.Seconds())
-	if tr != nil {
-		tr.stage(stage, d)
-	}
 }
 
 func copyFields(fs []pgproto3.FieldDescription) []pgproto3.FieldDescription {

@@ -33,6 +33,9 @@ type Retrieval struct {
 	// Stages are the retriever's own stage durations by name (candidates,
 	// rerank, expand...), for the query log.
 	Stages map[string]time.Duration
+	// CatalogVersion is the catalog version the retriever read from (0:
+	// unknown), for the query log.
+	CatalogVersion int64
 	// Closest names the best-ranked tables the retriever did not choose
 	// (schema-qualified, best first, only tables the asking role may read),
 	// so a question nothing answers can say what came nearest.

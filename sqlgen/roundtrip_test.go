@@ -74,7 +74,7 @@ func TestIdentityRoundTrips(t *testing.T) {
 	st := e.p.Statement(info, "how many customers", false).(*statement)
 	_, err = st.Describe(context.Background(), up)
 	require.NoError(t, err)
-	require.NotEqual(t, TierResult, st.tr.tier, "rows cached under UTC served to an Asia/Tokyo session")
+	require.NotEqual(t, TierResult, st.tr.rec.CacheTier, "rows cached under UTC served to an Asia/Tokyo session")
 	require.Contains(t, st.id.settings, "TimeZone=Asia/Tokyo")
 	_, err = st.Execute(context.Background(), up, &collector{})
 	require.NoError(t, err)

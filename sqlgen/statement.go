@@ -30,7 +30,7 @@ type statement struct {
 	version int64    // the catalog version key was computed for
 	plan    *plan
 	cached  *resultcache.Result // served by the next Execute, then dropped
-	tr      trace               // the current execution, for OnQuestion
+	tr      *Tracer             // the current execution; nil between executions
 }
 
 var (
@@ -45,14 +45,14 @@ var sqlFields = []pgproto3.FieldDescription{{Name: []byte("sql"), DataTypeOID: 2
 // the query log use.
 func (s *statement) Kind() string {
 	if s.sqlOnly {
-		return "nl_sql"
+		return KindNLSQL
 	}
-	return "nl"
+	return KindNL
 }
 
 // Describe implements proxy.Statement.
 func (s *statement) Describe(ctx context.Context, up proxy.Upstream) ([]pgproto3.FieldDescription, error) {
-	ctx = s.tr.begin(ctx)
+	ctx = s.tracer().Begin(ctx)
 	if err := s.prepare(ctx, up); err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *statement) prepare(ctx context.Context, up proxy.Upstream) (err error) 
 			p.log.WarnContext(ctx, "catalog version unknown; question not cached", "err", err)
 			caching = false
 		}
-		s.tr.version = version
+		s.tr.rec.CatalogVersion = version
 		s.version = version
 	}
 	wantRows := caching && !s.sqlOnly && up.TxStatus() == 'I'
@@ -163,10 +163,10 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 		if e, ok := p.cache.GetSQL(ctx, key); ok {
 			t0 := time.Now()
 			fields, err := s.describeOnSession(ctx, up, e.SQL, want)
-			s.tr.stage("validate", time.Since(t0))
+			s.tr.Stage("validate", time.Since(t0))
 			if err == nil {
 				s.plan = &plan{sql: e.SQL, tables: e.Tables, relations: e.Relations, fields: fields}
-				s.tr.tier = TierSQL
+				s.tr.rec.CacheTier = TierSQL
 				return "sql_cache", nil
 			}
 			if !repairable(err) {
@@ -183,7 +183,7 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 		if err != nil {
 			return nil, err
 		}
-		pl, err := p.generate(ctx, sc, q, &s.tr)
+		pl, err := p.generate(ctx, sc, q, s.tr)
 		if cerr := sc.close(ctx); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -195,10 +195,10 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 	if shared {
 		// Another session generated it; the row description comes from
 		// this session, under its own privileges.
-		s.tr.tables, s.tr.sql, s.tr.tier = pl.tables, pl.sql, TierShared
+		s.tr.rec.Tables, s.tr.rec.SQL, s.tr.rec.CacheTier = pl.tables, pl.sql, TierShared
 		t0 := time.Now()
 		fields, err := s.describeOnSession(ctx, up, pl.sql, want)
-		s.tr.stage("validate", time.Since(t0))
+		s.tr.Stage("validate", time.Since(t0))
 		if err != nil {
 			return outcome, err
 		}
@@ -254,7 +254,7 @@ func (s *statement) describeOnSession(ctx context.Context, up proxy.Upstream, sq
 func (s *statement) serveCached(r *resultcache.Result) {
 	s.plan = &plan{sql: r.SQL, tables: r.Tables, relations: r.Relations, fields: r.Fields}
 	s.cached = r
-	s.tr.tier = TierResult
+	s.tr.rec.CacheTier = TierResult
 }
 
 // rekey computes the cache key for the session's identity id.
@@ -289,7 +289,7 @@ func (s *statement) lookupResult(ctx context.Context, up proxy.Upstream, want id
 
 // Execute implements proxy.Statement.
 func (s *statement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
-	ctx = s.tr.begin(ctx)
+	ctx = s.tracer().Begin(ctx)
 	// A statement described by this Execute's own message gets its
 	// generation deadline in prepare, not the execution's.
 	if err := s.prepare(ctx, up); err != nil {
@@ -303,31 +303,25 @@ func (s *statement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	return tag, err
 }
 
-// finish reports the current execution to OnQuestion once and starts a new
-// trace for the next execution of the same prepared statement.
+// tracer returns the current execution's Tracer, starting one when none
+// is running.
+func (s *statement) tracer() *Tracer {
+	if s.tr == nil {
+		s.tr = s.p.Tracer(s.info, s.Kind(), s.question)
+	}
+	return s.tr
+}
+
+// finish ends the current execution's trace; the next execution of the
+// same prepared statement starts a new one.
 func (s *statement) finish(ctx context.Context, err error, rows int64, truncated bool) {
-	tr := s.tr
-	s.tr = trace{}
-	if tr.done || s.p.onQuestion == nil {
-		return
-	}
-	rec := QuestionRecord{
-		RequestID: tr.reqID, Start: tr.start, Total: time.Since(tr.start), Session: s.info,
-		Kind: s.Kind(), Question: s.question, Role: s.id.role, Database: s.id.database,
-		Tables: tr.tables, Threshold: tr.threshold, CatalogVersion: tr.version, SQL: tr.sql,
-		Err: err, SQLState: proxy.SQLState(err), Rows: rows, Truncated: truncated,
-		CacheTier: tr.tier, Model: s.p.cfg.Model, Usage: tr.usage, Repairs: tr.repairs, Stages: tr.stages,
-	}
+	tr := s.tracer()
+	s.tr = nil
+	tr.rec.Role, tr.rec.Database, tr.rec.Truncated = s.id.role, s.id.database, truncated
 	if s.plan != nil {
-		rec.Tables, rec.SQL = s.plan.tables, s.plan.sql
+		tr.rec.Tables, tr.rec.SQL = s.plan.tables, s.plan.sql
 	}
-	if rec.Database == "" {
-		rec.Database = s.info.Database
-	}
-	if tr.start.IsZero() {
-		rec.Start, rec.Total = time.Now(), 0
-	}
-	s.p.onQuestion(ctx, rec)
+	tr.Finish(ctx, err, rows)
 }
 
 // countingWriter counts the rows and the truncation notice the client gets.
@@ -408,7 +402,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 			}
 		}
 		if r != nil {
-			s.tr.tier = TierResult
+			s.tr.rec.CacheTier = TierResult
 		}
 	}
 	if r != nil {
@@ -450,7 +444,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	if cerr := sc.close(ctx); cerr != nil && err == nil {
 		err = cerr
 	}
-	p.observeStage(&s.tr, "execute", time.Since(t0))
+	s.tr.Stage("execute", time.Since(t0))
 	if err != nil {
 		return "", err
 	}

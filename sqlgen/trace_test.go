@@ -39,12 +39,6 @@ func TestOnQuestion(t *testing.T) {
 			recs = append(recs, r)
 			mu.Unlock()
 		},
-		OnLLMCall: func(_ context.Context, purpose string, _ time.Duration, err error) {
-			require.NoError(t, err)
-			mu.Lock()
-			calls = append(calls, purpose)
-			mu.Unlock()
-		},
 	})
 	require.NoError(t, err)
 	up := connectUpstream(t, e.dsn)
@@ -58,9 +52,17 @@ func TestOnQuestion(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []string{PurposeGenerate, PurposeRepair}, calls)
 	require.Len(t, recs, 3)
 	gen1, hit, bad := recs[0], recs[1], recs[2]
+	for _, c := range gen1.LLMCalls {
+		require.NoError(t, c.Err)
+		calls = append(calls, c.Purpose)
+	}
+	require.Equal(t, []string{PurposeGenerate, PurposeRepair}, calls)
+	require.NotNil(t, gen1.Retrieval, "the generation's retrieval is in its record")
+	require.Equal(t, 2, gen1.Retrieval.Chosen)
+	require.Nil(t, hit.Retrieval, "a cache hit retrieves nothing")
+	require.Empty(t, hit.LLMCalls)
 	require.Len(t, gen1.RequestID, 16)
 	require.NotEqual(t, gen1.RequestID, hit.RequestID)
 	require.Equal(t, "nl", gen1.Kind)
@@ -81,15 +83,21 @@ func TestOnQuestion(t *testing.T) {
 	require.Error(t, bad.Err)
 	require.Equal(t, CodeSyntax, bad.SQLState)
 
-	// The generation's log lines name its request id.
-	found := false
-	for _, l := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(l, "question answered with generated SQL") {
-			require.Contains(t, l, `"request_id":"`+gen1.RequestID+`"`)
-			found = true
+	// Each question has one log line, derived from the same trace as its
+	// record and naming its request id.
+	for _, r := range recs {
+		var lines []string
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, `"msg":"question finished"`) && strings.Contains(l, `"request_id":"`+r.RequestID+`"`) {
+				lines = append(lines, l)
+			}
+		}
+		require.Len(t, lines, 1, logs.String())
+		require.Contains(t, lines[0], `"kind":"nl"`)
+		if r.Err != nil {
+			require.Contains(t, lines[0], `"sqlstate":"`+r.SQLState+`"`)
 		}
 	}
-	require.True(t, found, logs.String())
 }
 
 type syncWriter struct {

@@ -150,11 +150,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		handlers = append(handlers, noCatalogHandler{})
 		log.Warn("no --catalog-dsn: ordinary SQL is proxied; RETRIEVE and questions answer SQLSTATE 55000 until Atrium is started with a catalog")
 	} else {
-		rec := &recorder{ops: o, log: log}
+		rec := &recorder{ops: o}
 		nl, closeFn, err := nlHandlerFromFlags(ctx, env, nlf, nlDeps{
 			Retriever: cat.ret, Catalog: cat.read, Logger: log, Registerer: o.Registry,
-			OnRetrieval: rec.retrieval, OnRetrieve: rec.retrieve,
-			OnQuestion: rec.question, OnLLMCall: rec.llmCall, VersionGauge: o.Metrics.Catalog.Version,
+			OnQuestion: rec.question, VersionGauge: o.Metrics.Catalog.Version,
 		})
 		if err != nil {
 			return err

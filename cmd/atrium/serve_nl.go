@@ -13,7 +13,6 @@ import (
 
 	"github.com/atriumdb/atrium/proxy/resultcache"
 	"github.com/atriumdb/atrium/question"
-	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/sqlgen"
 )
 
@@ -60,12 +59,9 @@ type nlDeps struct {
 	Logger  *slog.Logger
 	// Registerer receives metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// OnRetrieval, OnRetrieve, OnQuestion and OnLLMCall are the question
-	// layer's hooks (retrieval metrics, query log, LLM metrics); nil: none.
-	OnRetrieval func(ctx context.Context, res *retriever.Result, err error)
-	OnRetrieve  func(ctx context.Context, e question.RetrieveEvent)
-	OnQuestion  func(ctx context.Context, r sqlgen.QuestionRecord)
-	OnLLMCall   func(ctx context.Context, purpose string, d time.Duration, err error)
+	// OnQuestion receives every finished question's record (query log,
+	// retrieval and LLM metrics); nil: none.
+	OnQuestion func(ctx context.Context, r sqlgen.QuestionRecord)
 	// VersionGauge, when set, shows the catalog version questions are
 	// keyed on (atrium_catalog_version).
 	VersionGauge prometheus.Gauge
@@ -154,8 +150,7 @@ func nlHandlerFromFlags(ctx context.Context, env *cliEnv, f *nlFlags, deps nlDep
 	}
 	opts := question.Options{
 		Retriever: deps.Retriever, Generator: gen, Versions: versions,
-		Logger: log, Registerer: deps.Registerer, OnRetrieval: deps.OnRetrieval, OnRetrieve: deps.OnRetrieve,
-		OnQuestion: deps.OnQuestion, OnLLMCall: deps.OnLLMCall,
+		Logger: log, Registerer: deps.Registerer, OnQuestion: deps.OnQuestion,
 	}
 	if cache != nil {
 		opts.Cache = cache
