@@ -78,5 +78,17 @@ func TestIdentityRoundTrips(t *testing.T) {
 	require.Contains(t, st.id.settings, "TimeZone=Asia/Tokyo")
 	_, err = st.Execute(context.Background(), up, &collector{})
 	require.NoError(t, err)
+
+	// A stale guess with nothing cached under it: the statement opening
+	// the generation's scope reads the new identity, and the question
+	// starts again keyed on it.
+	_, err = up.Query(context.Background(), "SET DateStyle = 'SQL, DMY'")
+	require.NoError(t, err)
+	st = e.p.Statement(info, "orders per country", true).(*statement)
+	_, err = st.Describe(context.Background(), up)
+	require.NoError(t, err)
+	require.Contains(t, st.id.settings, "DateStyle=SQL, DMY")
+	_, err = st.Execute(context.Background(), up, &collector{})
+	require.NoError(t, err)
 	requireUsable(t, up.pgUpstream, 'I')
 }
