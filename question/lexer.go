@@ -7,7 +7,10 @@
 //     client's own upstream session before retrieval results reach a prompt,
 //     a NOTICE, an error, the cache or the query log (Readable);
 //   - one constructor (New) used by atrium serve, the end-to-end tests and
-//     the NL benchmark, and one retrieval interface (Retriever).
+//     the NL benchmark, and one retrieval interface (Retriever);
+//   - one account per question: RETRIEVE and nl alike report their stages to
+//     one sqlgen.Tracer, whose record (Options.OnQuestion) is the only
+//     source of the query log and of the retrieval and LLM metrics.
 //
 // Generation, validation and execution helpers stay in sqlgen; the catalog
 // retriever stays in retriever.
