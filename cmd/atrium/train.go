@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/atrtrain"
 )
 
@@ -27,6 +28,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	limit := fs.Int("limit", 0, "use only this many training questions (0: all)")
 	extra := fs.String("extra-questions", "", "comma-separated question files over the same tables.json added to train_spider.json (the shipped weights use ../shared/bench/spider-syn/train_spider.json)")
 	holdOut := fs.Int("hold-out-every", 0, "leave one in N training databases (by sorted db_id) out of training, for held-out evaluation (the shipped weights use 7)")
+	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -46,8 +48,19 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 			extras = append(extras, f)
 		}
 	}
+	var base *retriever.LiteModel
+	if *recal != "" {
+		raw, err := os.ReadFile(*recal)
+		if err != nil {
+			return fmt.Errorf("read weights to recalibrate: %w", err)
+		}
+		if base, err = retriever.ParseLiteModel(raw); err != nil {
+			return fmt.Errorf("weights to recalibrate: %w", err)
+		}
+	}
 	m, err := atrtrain.RunTraining(ctx, atrtrain.TrainJob{
-		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
+		Recalibrate: base,
+		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
 		ExtraQuestions: extras,
 		Train:          atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
 	})

@@ -553,6 +553,31 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 	best.Training.Embedder = set.Embedder
 	best.Training.Candidates = 50
 	best.Training.PoolDBs = cfg.PoolDBs
+	chooseOperatingPoint(ctx, best, set, cfg)
+	return best, nil
+}
+
+// Recalibrate keeps m's network and re-chooses its operating point
+// (threshold bias, relative cut, expansion margins) on set's held-out
+// questions by the rule Train uses after its last epoch: for a change of
+// features or grids that leaves the network's ranking usable, without the
+// epoch-to-epoch variance of a full retraining (docs/retrieval.md).
+func Recalibrate(ctx context.Context, set *TrainingSet, m *retriever.LiteModel, cfg TrainConfig) (*retriever.LiteModel, error) {
+	cfg = cfg.withDefaults()
+	if len(set.valid) == 0 {
+		return nil, fmt.Errorf("recalibrate: no held-out questions")
+	}
+	best := clone(m)
+	best.ThresholdBias, best.RelativeCut = 0, 0
+	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+	chooseOperatingPoint(ctx, best, set, cfg)
+	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate"
+	return best, nil
+}
+
+// chooseOperatingPoint records best's held-out figures and chooses its
+// expansion margins.
+func chooseOperatingPoint(ctx context.Context, best *retriever.LiteModel, set *TrainingSet, cfg TrainConfig) {
 	if len(set.valid) > 0 {
 		runs := runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain)
 		st := atrStats(runs, cfg.Retain, 0, 0)
@@ -564,7 +589,6 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 		best.Training.HeldOutDefault = &ex
 		best.Training.ValidF1 = ex.F1
 	}
-	return best, nil
 }
 
 // accumulate adds one window's gradient to grads and returns its loss.
@@ -773,8 +797,9 @@ var biasGrid = func() []float64 {
 	return g
 }()
 
-// cutGrid are the relative cuts tried (0: none).
-var cutGrid = []float64{0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4}
+// cutGrid are the relative cuts tried (0: none); eighths around 1, where
+// the held-out optimum of the Spider + Spider-Syn scorer lies.
+var cutGrid = []float64{0, 0.25, 0.5, 0.75, 0.875, 1, 1.125, 1.25, 1.375, 1.5, 2, 2.5, 3, 4}
 
 // chooseBias picks the threshold shift and relative cut that maximise the
 // held-out objective of Algorithm 1.
@@ -890,8 +915,11 @@ type TrainJob struct {
 	HoldOutEvery int
 	// KeepDB leaves the scratch database in place.
 	KeepDB bool
-	Train  TrainConfig
-	Logger *slog.Logger
+	// Recalibrate, when set, skips training: its network is kept and only
+	// its operating point is chosen again (Recalibrate).
+	Recalibrate *retriever.LiteModel
+	Train       TrainConfig
+	Logger      *slog.Logger
 }
 
 // RunTraining loads the training schemas into a scratch database, builds
@@ -967,6 +995,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		return nil, err
 	}
 	log.Info("train-atr: training", "questions", set.Questions, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
+	if job.Recalibrate != nil {
+		return Recalibrate(ctx, set, job.Recalibrate, job.Train)
+	}
 	m, err := Train(ctx, set, job.Train)
 	if err != nil {
 		return nil, err

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/test/testdb"
 )
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -89,4 +92,41 @@ func TestTrainDeterministic(t *testing.T) {
 	require.Greater(t, a.PairLogit(set.Train[0].Pair[0], x, h), thr)
 	require.Less(t, a.PairLogit(set.Train[0].Pair[10], x, h), thr)
 	require.False(t, math.IsNaN(thr))
+}
+
+// TestRecalibrateKeepsNetwork: train-atr --recalibrate keeps the given
+// weights' network and re-chooses only the operating point, by the same
+// rule training uses: a scorer whose threshold bias was moved away gets
+// back exactly the bias and cut its own training chose.
+func TestRecalibrateKeepsNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads Spider's training schemas")
+	}
+	dir, _ := filepath.Abs("../../../shared/bench/spider")
+	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
+		t.Skipf("Spider benchmark not found at %s", dir)
+	}
+	ctx := context.Background()
+	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(), Train: TrainConfig{Epochs: 2, Limit: 120}}
+	trained, err := RunTraining(ctx, job)
+	require.NoError(t, err)
+
+	moved := clone(trained)
+	moved.ThresholdBias, moved.RelativeCut = trained.ThresholdBias+5, 0
+	moved.Expansion = nil
+	job.Recalibrate = moved
+	got, err := RunTraining(ctx, job)
+	require.NoError(t, err)
+	require.Equal(t, trained.W1, got.W1)
+	require.Equal(t, trained.W2, got.W2)
+	require.Equal(t, trained.U, got.U)
+	require.Equal(t, trained.V, got.V)
+	require.Equal(t, trained.B2, got.B2)
+	require.Equal(t, trained.ThresholdBias, got.ThresholdBias)
+	require.Equal(t, trained.RelativeCut, got.RelativeCut)
+	require.Equal(t, trained.Expansion, got.Expansion)
+	require.Contains(t, got.Training.Data, "--recalibrate")
 }
