@@ -26,25 +26,6 @@ import (
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
-// shopSchema is a small database with a join path through a bridge table
-// and values only the value index can connect to a question.
-const shopSchema = `
-CREATE SCHEMA shop;
-CREATE TABLE shop.customers (customer_id int PRIMARY KEY, full_name text, city text);
-CREATE TABLE shop.orders (order_id int PRIMARY KEY, customer_id int REFERENCES shop.customers, placed_on date);
-CREATE TABLE shop.order_lines (order_id int REFERENCES shop.orders, product_id int, quantity int);
-CREATE TABLE shop.products (product_id int PRIMARY KEY, title text, maker text);
-ALTER TABLE shop.order_lines ADD FOREIGN KEY (product_id) REFERENCES shop.products;
-INSERT INTO shop.customers VALUES (1, 'Ada Lovelace', 'London'), (2, 'Kyle Smith', 'Aruba');
-INSERT INTO shop.products VALUES (1, 'Widget', 'Ford Motor Company'), (2, 'Gadget', 'Acme');
-INSERT INTO shop.orders VALUES (1, 1, '2024-01-01'), (2, 2, '2024-02-02');
-INSERT INTO shop.order_lines VALUES (1, 1, 3), (2, 2, 1);
-CREATE SCHEMA zoo;
-CREATE TABLE zoo.animals (animal_id int PRIMARY KEY, species text, keeper text);
-CREATE TABLE zoo.keepers (keeper_id int PRIMARY KEY, name text);
-INSERT INTO zoo.animals VALUES (1, 'zebra', 'Tom');
-`
-
 // env is the question layer behind a real proxy in front of a throwaway
 // database with a real catalog (builtin embedder, real retriever); only the
 // LLM is a test double (test/llmfake).
@@ -74,7 +55,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if o.fixture == "" {
-		o.fixture, o.schemas = shopSchema, []string{"shop", "zoo"}
+		o.fixture, o.schemas = testdb.ShopSchema, []string{"shop", "zoo"}
 	}
 	e := &env{db: testdb.New(t, "vector", "pg_trgm")}
 	pool, err := pgxpool.New(ctx, e.db)

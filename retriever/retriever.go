@@ -59,6 +59,14 @@ type Config struct {
 	AbstainCoverage *float64
 }
 
+// DefaultWindow and DefaultRetain are ATR's sliding window W and the R
+// tables each window keeps (Algorithm 1). Training uses the same values, so
+// the threshold it learns is the one serving applies.
+const (
+	DefaultWindow = 20
+	DefaultRetain = 15
+)
+
 func (c Config) withDefaults() Config {
 	if c.Candidates <= 0 {
 		c.Candidates = 50
@@ -85,10 +93,10 @@ func (c Config) withDefaults() Config {
 		c.ValueRows = 200
 	}
 	if c.Window <= 0 {
-		c.Window = 20
+		c.Window = DefaultWindow
 	}
 	if c.Retain <= 0 {
-		c.Retain = 15
+		c.Retain = DefaultRetain
 	}
 	if c.MaxQuestionBytes <= 0 {
 		c.MaxQuestionBytes = 4096

@@ -119,10 +119,10 @@ func (c TrainConfig) withDefaults() TrainConfig {
 		c.ValidFrac = 0.15
 	}
 	if c.Window <= 0 {
-		c.Window = 20
+		c.Window = retriever.DefaultWindow
 	}
 	if c.Retain <= 0 {
-		c.Retain = 15
+		c.Retain = retriever.DefaultRetain
 	}
 	if c.PoolDBs == 0 {
 		c.PoolDBs = 20
