@@ -116,18 +116,22 @@ func (c *conn) afterWait(err error, what string) (EndReason, bool) {
 func (c *conn) interceptable() bool { return !c.copyIn.Load() }
 
 // intercept offers one statement's text, in the client's encoding, to the
-// Handler, which always sees UTF-8.
+// Handler, which always sees UTF-8. Text that needs converting is first
+// offered as it came: every question marker is ASCII, which all client
+// encodings keep as is, so a statement the Handler leaves alone is relayed
+// without a conversion (ordinary SQL in an encoding Atrium cannot convert
+// passes untouched), and only a claimed one is converted and offered again.
 func (c *conn) intercept(text string) (Statement, error) {
 	info := c.sessionInfo()
-	sql, err := decodeClientText(info.Params["client_encoding"], text)
+	enc := info.Params["client_encoding"]
+	if passThrough(enc, text) {
+		return c.srv.handler.Intercept(c.ctx, info, text)
+	}
+	if st, err := c.srv.handler.Intercept(c.ctx, info, text); st == nil && err == nil {
+		return nil, nil
+	}
+	sql, err := decodeClientText(enc, text)
 	if err != nil {
-		// Ordinary SQL in an encoding Atrium cannot convert must still pass
-		// untouched: refuse only what the handler would claim. Every question
-		// marker is ASCII, which all client encodings keep as is.
-		st, herr := c.srv.handler.Intercept(c.ctx, info, text)
-		if st == nil && herr == nil {
-			return nil, nil
-		}
 		return nil, err
 	}
 	return c.srv.handler.Intercept(c.ctx, info, sql)
