@@ -267,6 +267,15 @@ type Result struct {
 	Ranked []*Scored
 	// Timings per stage.
 	Timings Timings
+
+	// Examples are the curated examples closest to the question, most
+	// similar first (RetrieveAsk); an Exact one may be reused.
+	Examples []ExampleHit
+	// Glossary are the reviewed glossary terms the question names.
+	Glossary []GlossaryHit
+	// Previous is the turn the question followed up, when RetrieveAsk
+	// was given one.
+	Previous *Turn
 }
 
 // ResultTable is one table of a Result.

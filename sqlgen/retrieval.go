@@ -40,6 +40,41 @@ type Retrieval struct {
 	// (schema-qualified, best first, only tables the asking role may read),
 	// so a question nothing answers can say what came nearest.
 	Closest []string
+
+	// Examples are curated question→SQL pairs close to the question,
+	// most similar first, every table of which the asking role may read;
+	// the prompt shows the first few as few-shot pairs.
+	Examples []Example
+	// Glossary are the reviewed glossary terms the question names whose
+	// tables the asking role may read; the prompt shows their definitions.
+	Glossary []GlossaryTerm
+	// Previous is the session's previous turn when the question follows
+	// it up; the prompt shows it.
+	Previous *Turn
+}
+
+// Example is a curated question→SQL pair (atrium.examples).
+type Example struct {
+	ID         int64
+	Question   string
+	SQL        string
+	Similarity float64
+	// Exact: the question equals the asked one after normalisation, so
+	// its SQL may answer without an LLM call (still validated and run on
+	// the client's session).
+	Exact bool
+}
+
+// GlossaryTerm is a reviewed business term (atrium.glossary).
+type GlossaryTerm struct {
+	Term, Definition, SQLFragment string
+}
+
+// Turn is a session's previous question and the SQL that answered it.
+type Turn struct {
+	Question string
+	SQL      string
+	Tables   []string
 }
 
 // Table is one chosen table with what the prompt shows of it.
