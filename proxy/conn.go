@@ -149,6 +149,9 @@ func (c *conn) serve() {
 			<-c.upDone
 		}
 		c.bg.Wait()
+		if se, ok := c.srv.handler.(SessionEnder); ok && c.authenticated {
+			se.SessionEnded(c.id)
+		}
 		t := c.traffic()
 		st := ConnStats{Reason: c.reason, Authenticated: c.authenticated, Duration: time.Since(c.started),
 			BytesIn: t.BytesIn, MessagesIn: t.MessagesIn, BytesOut: t.BytesOut, MessagesOut: t.MessagesOut}

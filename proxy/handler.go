@@ -62,6 +62,26 @@ func (hs Handlers) Intercept(ctx context.Context, info SessionInfo, sql string) 
 	return nil, nil
 }
 
+// SessionEnder is implemented by a Handler that keeps state per client
+// session, keyed by SessionInfo.ID (the previous question of a session,
+// for follow-ups and feedback). The proxy calls SessionEnded once per
+// session that passed authentication, after the connection closed and no
+// Intercept or Statement call for it is running any more, so the state can
+// be dropped. It must not block.
+type SessionEnder interface {
+	SessionEnded(id uint64)
+}
+
+// SessionEnded implements SessionEnder: every member that keeps session
+// state hears of the end.
+func (hs Handlers) SessionEnded(id uint64) {
+	for _, h := range hs {
+		if se, ok := h.(SessionEnder); ok {
+			se.SessionEnded(id)
+		}
+	}
+}
+
 // Statement is a statement that the proxy answers itself instead of relaying.
 //
 // Simple protocol: the session calls Describe, sends the RowDescription (when

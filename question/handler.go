@@ -49,9 +49,14 @@ type Handler struct {
 	ret Retriever
 	nl  *sqlgen.Pipeline
 	log *slog.Logger
+	// turns is each session's last question, for feedback and follow-ups.
+	turns *sessions
 }
 
-var _ proxy.Handler = (*Handler)(nil)
+var (
+	_ proxy.Handler      = (*Handler)(nil)
+	_ proxy.SessionEnder = (*Handler)(nil)
+)
 
 // New returns the question layer. It is the one constructor atrium serve,
 // the end-to-end tests and the NL benchmark use.
@@ -62,10 +67,18 @@ func New(cfg Config, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{ret: opts.Retriever, log: opts.Logger}
+	h := &Handler{ret: opts.Retriever, log: opts.Logger, turns: newSessions()}
+	onQuestion := func(ctx context.Context, r sqlgen.QuestionRecord) {
+		// Every finished question becomes its session's last turn, answered
+		// or not: feedback judges what the user just saw.
+		h.turns.set(r.Session.ID, turnFromRecord(r))
+		if opts.OnQuestion != nil {
+			opts.OnQuestion(ctx, r)
+		}
+	}
 	p, err := sqlgen.New(cfg.NL, sqlgen.Options{
 		Retriever: nlRetriever{h}, Generator: opts.Generator, Cache: opts.Cache, Versions: opts.Versions,
-		Logger: opts.Logger, Registerer: opts.Registerer, OnQuestion: opts.OnQuestion,
+		Logger: opts.Logger, Registerer: opts.Registerer, OnQuestion: onQuestion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("question: %w", err)
@@ -76,6 +89,13 @@ func New(cfg Config, opts Options) (*Handler, error) {
 
 // NLConfig returns the nl pipeline's effective configuration.
 func (h *Handler) NLConfig() sqlgen.Config { return h.nl.Config() }
+
+// SessionEnded implements proxy.SessionEnder: the session's last turn is
+// dropped.
+func (h *Handler) SessionEnded(id uint64) { h.turns.forget(id) }
+
+// LastTurn returns the session's last finished question, if any.
+func (h *Handler) LastTurn(id uint64) (Turn, bool) { return h.turns.get(id) }
 
 // Intercept implements proxy.Handler. Anything that is not a question is
 // left to others after a scan of leading comments and one keyword.

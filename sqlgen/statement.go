@@ -318,6 +318,7 @@ func (s *statement) finish(ctx context.Context, err error, rows int64, truncated
 	tr := s.tracer()
 	s.tr = nil
 	tr.rec.Role, tr.rec.Database, tr.rec.Truncated = s.id.role, s.id.database, truncated
+	tr.rec.CacheKey = s.key
 	if s.plan != nil {
 		tr.rec.Tables, tr.rec.SQL = s.plan.tables, s.plan.sql
 	}

@@ -62,6 +62,10 @@ type QuestionRecord struct {
 	Retrieval *RetrievalRecord
 	// LLMCalls are the generator calls, in order.
 	LLMCalls []LLMCall
+	// CacheKey is the result cache key the answer was looked up and
+	// stored under ("" when caching was off for it), so feedback that
+	// marks the answer wrong can evict it.
+	CacheKey string
 }
 
 // RetrievalRecord is one retrieval of a question, for retrieval metrics.
