@@ -144,6 +144,13 @@ COMMENT ON COLUMN atrium.glossary.added_at IS 'When the entry was added.';
 CREATE TRIGGER glossary_learning_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON atrium.glossary
     FOR EACH STATEMENT EXECUTE FUNCTION atrium.bump_learning_version();
 
+-- A question equal to an example's is answered with the example's SQL and
+-- no LLM call; the log says which example answered.
+ALTER TABLE atrium.query_log ADD COLUMN example_id bigint;
+ALTER TABLE atrium.query_log ADD COLUMN follow_up_of text;
+COMMENT ON COLUMN atrium.query_log.example_id IS 'The atrium.examples row whose SQL answered the question without an LLM call (its question equalled the example''s); NULL otherwise.';
+COMMENT ON COLUMN atrium.query_log.follow_up_of IS 'request_id of the session''s previous question when this one was answered as its follow-up; NULL for a question asked on its own.';
+
 -- Feedback next to the question it judges, for DBAs reading the log.
 CREATE VIEW atrium.query_log_feedback AS
 SELECT f.id AS feedback_id, f.given_at, f.verdict, f.hint, f.corrected_sql, f.candidate, f.example_id,
