@@ -71,6 +71,10 @@ const (
 	// NLSQL asks for the generated SQL only: generate and validate, but do
 	// not execute; the answer is one row with the SQL (/* nl-sql: ... */).
 	NLSQL
+	// Feedback judges the session's last question (/* nl-feedback: good */,
+	// /* nl-feedback: wrong — <hint or corrected SQL> */); see
+	// ParseVerdict.
+	Feedback
 )
 
 // String is the marker of the form as a client writes it.
@@ -82,6 +86,8 @@ func (f Form) String() string {
 		return "nl"
 	case NLSQL:
 		return "nl-sql"
+	case Feedback:
+		return "nl-feedback"
 	default:
 		return "unknown"
 	}
@@ -250,6 +256,10 @@ func nlComment(body string) (Question, bool) {
 	// nl-sql: is tested first: "nl:" is not a prefix of it, but keeping the
 	// longer marker first makes adding markers safe.
 	switch {
+	case hasPrefixFold(t, "nl-feedback:"):
+		// Kept as written, not folded: a corrected SQL's literals and line
+		// comments must reach the parser intact.
+		return Question{Form: Feedback, Text: strings.TrimSpace(t[len("nl-feedback:"):])}, true
 	case hasPrefixFold(t, "nl-sql:"):
 		kind, t = NLSQL, t[len("nl-sql:"):]
 	case hasPrefixFold(t, "nl:"):
