@@ -48,6 +48,8 @@ type envOpts struct {
 	// onQuestion and logger, when set, are the Handler's.
 	onQuestion func(context.Context, sqlgen.QuestionRecord)
 	logger     *slog.Logger
+	// configure, when set, adjusts the Handler's Config and Options last.
+	configure func(*Config, *Options)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -86,7 +88,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 	t.Cleanup(func() { _ = cache.Close() })
 	opts.Cache = cache
 	opts.OnQuestion, opts.Logger = o.onQuestion, o.logger
-	e.h, err = New(Config{NL: sqlgen.Config{Model: "fake"}}, opts)
+	cfg := Config{NL: sqlgen.Config{Model: "fake"}}
+	if o.configure != nil {
+		o.configure(&cfg, &opts)
+	}
+	e.h, err = New(cfg, opts)
 	require.NoError(t, err)
 
 	cc := pool.Config().ConnConfig
