@@ -1,5 +1,6 @@
 // Package question is the one layer every question goes through: RETRIEVE,
-// /* nl: ... */ (and -- nl: ...) and /* nl-sql: ... */. It sits below the
+// /* nl: ... */ (and -- nl: ...) and /* nl-sql: ... */, and the feedback
+// that judges them (/* nl-feedback: ... */, feedback.go). It sits below the
 // proxy's handler seam (Handler is a proxy.Handler) and owns
 //
 //   - the one lexer for every question form (Parse);
@@ -98,8 +99,9 @@ type Question struct {
 	Form Form
 	// Text is the question with surrounding blanks removed. For nl and
 	// nl-sql, inner runs of white space (including the line breaks of a
-	// multi-line block comment) are folded to one space. It may be empty:
-	// the caller reports that.
+	// multi-line block comment) are folded to one space; for nl-feedback it
+	// is kept as written, only trimmed. It may be empty: the caller reports
+	// that.
 	Text string
 }
 
