@@ -121,7 +121,7 @@ BEGIN
     RETURN ex;
 END
 $$;
-COMMENT ON FUNCTION atrium.promote_feedback(bigint) IS 'Turns a candidate feedback row into an example and returns the example''s id (the existing one when already promoted). Runs with the caller''s privileges: it needs SELECT and UPDATE on atrium.feedback and INSERT on atrium.examples.';
+COMMENT ON FUNCTION atrium.promote_feedback(bigint) IS 'Turns a candidate feedback row into an example and returns the example''s id (the existing one when already promoted). Runs with the caller''s privileges: it needs SELECT and UPDATE on atrium.feedback and SELECT and INSERT on atrium.examples.';
 
 CREATE TABLE atrium.glossary (
     id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

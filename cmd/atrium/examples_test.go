@@ -206,7 +206,13 @@ func TestExamplesPromoteListAndChange(t *testing.T) {
 	require.NoError(t, d.conn.QueryRow(ctx, `INSERT INTO atrium.feedback (request_id, database_name, role_name, question, sql, verdict, hint)
 		VALUES ('r3', 'db', 'bob', 'orders last week', 'SELECT 1', 'wrong', 'it ignored the date')
 		RETURNING id`).Scan(&wrong))
-	catalogArgs := []string{"--dsn", d.admin}
+	// The curator works on the catalog with exactly the grants
+	// docs/learning.md lists, and none on catalog_state.
+	_, err := d.conn.Exec(ctx, `GRANT USAGE ON SCHEMA atrium TO `+d.role+`;
+		GRANT SELECT, INSERT, UPDATE, DELETE ON atrium.examples TO `+d.role+`;
+		GRANT SELECT, UPDATE ON atrium.feedback TO `+d.role)
+	require.NoError(t, err)
+	catalogArgs := []string{"--dsn", d.curator}
 	cmd := func(args ...string) error {
 		d.out.Reset()
 		return runExamples(ctx, d.env, append(append([]string{args[0]}, catalogArgs...), args[1:]...))
@@ -225,7 +231,7 @@ func TestExamplesPromoteListAndChange(t *testing.T) {
 	require.NoError(t, cmd("promote", itoa(good1)), "promoting twice reports the same example")
 	require.Contains(t, d.out.String(), "example "+itoa(ex1))
 
-	err := cmd("promote", itoa(wrong))
+	err = cmd("promote", itoa(wrong))
 	require.Equal(t, "22023", sqlState(err), "%v", err)
 	require.ErrorContains(t, err, "not a candidate")
 	err = cmd("promote", itoa(good2), "999999")
@@ -269,9 +275,14 @@ func TestGlossaryCommands(t *testing.T) {
 	defer pool.Close()
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Schemas: []string{"shop", "zoo"}})
 	require.NoError(t, err)
+	// The grants docs/learning.md lists for glossary curators.
+	_, err = d.conn.Exec(ctx, `GRANT USAGE ON SCHEMA atrium TO `+d.role+`;
+		GRANT SELECT ON atrium.tables TO `+d.role+`;
+		GRANT SELECT, INSERT, UPDATE, DELETE ON atrium.glossary TO `+d.role)
+	require.NoError(t, err)
 	cmd := func(args ...string) error {
 		d.out.Reset()
-		return runGlossary(ctx, d.env, append(append([]string{args[0]}, "--dsn", d.admin), args[1:]...))
+		return runGlossary(ctx, d.env, append(append([]string{args[0]}, "--dsn", d.curator), args[1:]...))
 	}
 
 	require.NoError(t, cmd("add", "--term", "big customer", "--definition", "a customer with more than 2 order lines",
