@@ -26,9 +26,9 @@ type fakeOpenAI struct {
 	// assistant's message (e.g. a glossary proposal) instead of the
 	// description built from the prompt.
 	chatReply func(prompt string) (content string, ok bool)
-	release     chan struct{}
-	mu          sync.Mutex
-	prompts     []string
+	release   chan struct{}
+	mu        sync.Mutex
+	prompts   []string
 }
 
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
