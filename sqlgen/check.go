@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/atriumdb/atrium/proxy"
 )
 
@@ -50,8 +52,9 @@ LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace`
 // *proxy.UpstreamError (42501 permission denied, 42P01 unknown table...),
 // so callers can report the SQLSTATE.
 func CheckExample(ctx context.Context, up proxy.Upstream, sql string, statementTimeout time.Duration) (*CheckedExample, error) {
-	if strings.TrimSpace(strings.TrimRight(strings.TrimSpace(sql), ";")) == "" {
-		return nil, errorf(CodeSyntax, "the SQL is empty")
+	// Check's own message for no statement speaks of the LLM.
+	if res, err := pg_query.Parse(sql); err == nil && len(res.GetStmts()) == 0 {
+		return nil, errorf(CodeSyntax, "the SQL holds no statement")
 	}
 	if statementTimeout <= 0 {
 		statementTimeout = exampleTimeout

@@ -67,6 +67,7 @@ func TestCheckExample(t *testing.T) {
 		{"two statements", "SELECT 1; SELECT 2", CodeNotReadOnly},
 		{"syntax", "SELEC name FROM customers", CodeSyntax},
 		{"empty", " ; ", CodeSyntax},
+		{"only a comment", "-- nothing here", CodeSyntax},
 		{"no privilege", "SELECT * FROM hr.salaries", "42501"},
 		{"unknown table", "SELECT * FROM nowhere", "42P01"},
 		{"volatile function", "SELECT nextval('x')", CodeNotReadOnly},
@@ -77,6 +78,7 @@ func TestCheckExample(t *testing.T) {
 			require.Error(t, err)
 			require.Equal(t, tc.code, sqlstate(err), "%v", err)
 			require.NotContains(t, err.Error(), "generated SQL")
+			require.NotContains(t, err.Error(), "LLM")
 			require.Equal(t, byte('I'), up.TxStatus())
 		})
 	}

@@ -243,6 +243,17 @@ added_by that role).
 		return err
 	}
 	fmt.Fprintf(env.stdout, "added example %d (tables: %s)\n", id, strings.Join(ex.tables, ", "))
+	// Two enabled examples with one question: which SQL a question reuses
+	// is then up to chance. Say so; the DBA decides.
+	var same []int64
+	rows, err := cat.Query(ctx, `SELECT id FROM atrium.examples
+		WHERE enabled AND id <> $1 AND lower(btrim(question)) = lower(btrim($2)) ORDER BY id`, id, ex.Question)
+	if err == nil {
+		same, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if err == nil && len(same) > 0 {
+		fmt.Fprintf(env.stderr, "note: enabled examples %v ask the same question; disable the ones you do not want (atrium examples disable ID)\n", same)
+	}
 	return nil
 }
 

@@ -119,10 +119,15 @@ func TestExamplesAdd(t *testing.T) {
 	require.Equal(t, d.role, addedBy)
 	require.Equal(t, "cli", source)
 	require.Equal(t, "from the demo", note)
+	d.err.Reset()
+	require.NoError(t, add("--question", "how many orders did each customer place?", "--sql", "SELECT customer_id, count(*) FROM orders GROUP BY 1"))
+	require.Contains(t, d.err.String(), "ask the same question")
+	_, err := d.conn.Exec(ctx, "DELETE FROM atrium.examples WHERE sql LIKE 'SELECT customer_id%'")
+	require.NoError(t, err)
 
 	// Without --catalog-dsn the example goes to --dsn, where this role
 	// may not write atrium.examples: the error says so.
-	err := runExamples(ctx, d.env, []string{"add", "--dsn", d.curator, "--question", "q", "--sql", "SELECT 1"})
+	err = runExamples(ctx, d.env, []string{"add", "--dsn", d.curator, "--question", "q", "--sql", "SELECT 1"})
 	require.Equal(t, "42501", sqlState(err), "%v", err)
 	require.ErrorContains(t, err, "grants")
 
