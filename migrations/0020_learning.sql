@@ -11,6 +11,7 @@
 -- only grow), while retrieval's table snapshot keys on version alone and
 -- is not rebuilt for an example.
 ALTER TABLE atrium.catalog_state ADD COLUMN learning_version bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN atrium.query_log.catalog_version IS 'Version the question was answered from: with the result cache on, the cache''s version, catalog_state.version + learning_version; with it off, the catalog version retrieval read (catalog_state.version).';
 COMMENT ON COLUMN atrium.catalog_state.learning_version IS 'Incremented by every change to atrium.examples or atrium.glossary and by every "wrong" verdict in atrium.feedback; part of the result cache''s key, so such a change evicts cached answers.';
 
 -- SECURITY DEFINER: a curator who may INSERT into atrium.examples (or the
