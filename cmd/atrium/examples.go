@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -110,12 +111,15 @@ func (c *exampleChecker) Close(ctx context.Context) { c.conn.Close(context.Witho
 // accepts on the checker's session (one read-only SELECT, EXPLAIN as the
 // role, inside a rolled-back READ ONLY transaction).
 func (c *exampleChecker) check(ctx context.Context, p examplePair) (*checkedExample, error) {
-	q := strings.TrimSpace(p.Question)
+	// One line: the question goes into prompts as a few-shot pair.
+	q := strings.Join(strings.Fields(p.Question), " ")
 	switch {
 	case q == "":
 		return nil, errors.New("the question is empty")
 	case !utf8.ValidString(q):
 		return nil, errors.New("the question is not valid UTF-8")
+	case strings.IndexFunc(q, unicode.IsControl) >= 0:
+		return nil, errors.New("the question holds control characters")
 	case utf8.RuneCountInString(q) > maxExampleQuestion:
 		return nil, fmt.Errorf("the question is longer than %d characters", maxExampleQuestion)
 	}

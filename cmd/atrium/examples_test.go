@@ -106,7 +106,8 @@ func TestExamplesAdd(t *testing.T) {
 	require.Zero(t, d.count(t, "SELECT count(*) FROM atrium.examples"))
 
 	// Unqualified names resolve on the role's search_path; a CTE is not a table.
-	require.NoError(t, add("--question", "  How many orders did each customer place? ", "--note", "from the demo",
+	require.ErrorContains(t, add("--question", "a\x1b]0;pwned\a question", "--sql", "SELECT 1"), "control characters")
+	require.NoError(t, add("--question", "  How many orders\n did each customer place? ", "--note", "from the demo",
 		"--sql", "WITH o AS (SELECT * FROM orders) SELECT c.full_name, count(*) FROM customers c JOIN o USING (customer_id) GROUP BY 1;"))
 	require.Contains(t, d.out.String(), "added example")
 	var question, sql, addedBy, source, note string
