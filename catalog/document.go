@@ -37,6 +37,9 @@ type tableDoc struct {
 	purpose      *string
 	descriptions map[string]string
 	llmFP        string
+	// glossary are the LLM's proposals from this table's comments, written
+	// after the table (writeGlossary).
+	glossary []GlossaryProposal
 
 	nameText, commentText, valueText, document string
 

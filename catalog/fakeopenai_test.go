@@ -22,9 +22,13 @@ type fakeOpenAI struct {
 	chatCalls   atomic.Int64
 	failEmbedAt int64 // embeddings call number (1-based) from which to fail with 500; 0 never
 	chatHook    func(prompt string) (status int, block bool)
-	release     chan struct{}
-	mu          sync.Mutex
-	prompts     []string
+	// chatReply, when set and ok, answers a chat call with content as the
+	// assistant's message (e.g. a glossary proposal) instead of the
+	// description built from the prompt.
+	chatReply func(prompt string) (content string, ok bool)
+	release   chan struct{}
+	mu        sync.Mutex
+	prompts   []string
 }
 
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
@@ -78,6 +82,13 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 			}
 			if status != 0 {
 				http.Error(w, "fault", status)
+				return
+			}
+		}
+		if f.chatReply != nil {
+			if content, ok := f.chatReply(prompt); ok {
+				_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+					"role": "assistant", "content": content}}}})
 				return
 			}
 		}

@@ -46,6 +46,12 @@ type SyncOptions struct {
 	Embedder Embedder
 	// LLM writes purposes and column descriptions; nil means none.
 	LLM Describer
+	// Glossary proposes glossary entries from the comments of each table
+	// the LLM describes (only tables with a table or column COMMENT, once
+	// per change of the table); nil means none. Proposals are stored in
+	// atrium.glossary unreviewed (source llm), never over an existing term.
+	// Used only with LLM.
+	Glossary GlossaryProposer
 	// LLMConcurrency bounds concurrent Describe calls (default 4, or the
 	// describer's Concurrency() when it has one).
 	LLMConcurrency int
@@ -99,6 +105,7 @@ type SyncStats struct {
 	Removed        int // relations that no longer exist
 	Reembedded     int // re-embedded after an embedder change
 	Described      int // LLM descriptions generated
+	GlossaryAdded  int // unreviewed glossary entries proposed and stored
 	DescribeFailed int
 	SampleFailed   int
 	SchemasJoined  int // schemas whose join edges were recomputed
@@ -232,7 +239,7 @@ func (s *syncer) statsJSON() map[string]any {
 	return map[string]any{
 		"tables": st.Tables, "rebuilt": st.Rebuilt, "unchanged": st.Unchanged, "skipped": st.Skipped,
 		"removed": st.Removed, "reembedded": st.Reembedded, "described": st.Described,
-		"describe_failed": st.DescribeFailed, "sample_failed": st.SampleFailed,
+		"describe_failed": st.DescribeFailed, "sample_failed": st.SampleFailed, "glossary_added": st.GlossaryAdded,
 		"schemas_joined": st.SchemasJoined, "foreign_keys": st.ForeignKeys, "inferred": st.Inferred,
 		"embedder": s.opts.Embedder.Name(), "duration_ms": st.Duration.Milliseconds(),
 	}
@@ -530,6 +537,9 @@ func (s *syncer) syncTables(ctx context.Context, filter schemaFilter) error {
 			t0 := time.Now()
 			err := s.writeDocs(ctx, p.docs)
 			s.log.Debug("catalog sync: wrote chunk", "relations", len(p.docs), "duration", time.Since(t0))
+			if err == nil {
+				err = s.writeGlossary(ctx, p.docs)
+			}
 			if err != nil {
 				writeErr = err
 				cancelProducer()
@@ -655,19 +665,27 @@ func (s *syncer) describe(ctx context.Context, docs []*tableDoc, stored map[[2]s
 		go func(d *tableDoc) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			req := d.describeRequest()
 			cctx, cancel := context.WithTimeout(ctx, s.opts.LLMTimeout)
 			defer cancel()
-			desc, err := s.opts.LLM.Describe(cctx, d.describeRequest())
-			mu.Lock()
-			defer mu.Unlock()
+			desc, err := s.opts.LLM.Describe(cctx, req)
 			if err != nil {
+				mu.Lock()
+				defer mu.Unlock()
 				s.stats.DescribeFailed++
 				s.log.Warn("LLM description failed; the table is catalogued without it and retried next sync",
 					"relation", d.rel.qualified(), "err", err)
 				return
 			}
+			// Proposed only with a description that is kept, so each
+			// version of a table is asked once (a failed description is
+			// retried, and the proposal with it).
+			props := s.proposeGlossary(ctx, d, req)
+			mu.Lock()
+			defer mu.Unlock()
 			s.stats.Described++
 			d.applyDescription(desc)
+			d.glossary = props
 		}(docs[i])
 	}
 	wg.Wait()

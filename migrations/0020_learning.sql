@@ -11,16 +11,21 @@
 -- only grow), while retrieval's table snapshot keys on version alone and
 -- is not rebuilt for an example.
 ALTER TABLE atrium.catalog_state ADD COLUMN learning_version bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN atrium.query_log.catalog_version IS 'Version the question was answered from: with the result cache on, the cache''s version, catalog_state.version + learning_version; with it off, the catalog version retrieval read (catalog_state.version).';
 COMMENT ON COLUMN atrium.catalog_state.learning_version IS 'Incremented by every change to atrium.examples or atrium.glossary and by every "wrong" verdict in atrium.feedback; part of the result cache''s key, so such a change evicts cached answers.';
 
+-- SECURITY DEFINER: a curator who may INSERT into atrium.examples (or the
+-- proxy's role writing atrium.feedback) must not need UPDATE on
+-- catalog_state, which would also let it move the catalog's version. The
+-- function does one fixed thing, with a pinned search_path.
 CREATE FUNCTION atrium.bump_learning_version() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     UPDATE atrium.catalog_state SET learning_version = learning_version + 1;
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION atrium.bump_learning_version() IS 'Statement trigger: moves catalog_state.learning_version after a change Atrium''s answers depend on.';
+COMMENT ON FUNCTION atrium.bump_learning_version() IS 'Trigger: moves catalog_state.learning_version after a change Atrium''s answers depend on. Runs as its owner, so writers of the learning tables need no privilege on catalog_state.';
 
 CREATE TABLE atrium.examples (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -101,13 +106,13 @@ BEGIN
     -- table's row, and PL/pgSQL refuses the ambiguity (42702).
     SELECT * INTO f FROM atrium.feedback WHERE id = promote_feedback.feedback FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'feedback % does not exist', feedback USING ERRCODE = 'no_data_found';
+        RAISE EXCEPTION 'feedback % does not exist', promote_feedback.feedback USING ERRCODE = 'no_data_found';
     END IF;
     IF f.example_id IS NOT NULL THEN
         RETURN f.example_id;
     END IF;
     IF NOT f.candidate THEN
-        RAISE EXCEPTION 'feedback % is not a candidate example', feedback
+        RAISE EXCEPTION 'feedback % is not a candidate example', promote_feedback.feedback
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'Only a good verdict, or a wrong one whose corrected SQL validated, can become an example.';
     END IF;
@@ -118,7 +123,7 @@ BEGIN
     RETURN ex;
 END
 $$;
-COMMENT ON FUNCTION atrium.promote_feedback(bigint) IS 'Turns a candidate feedback row into an example and returns the example''s id (the existing one when already promoted). Runs with the caller''s privileges: it needs INSERT on atrium.examples.';
+COMMENT ON FUNCTION atrium.promote_feedback(bigint) IS 'Turns a candidate feedback row into an example and returns the example''s id (the existing one when already promoted). Runs with the caller''s privileges: it needs SELECT and UPDATE on atrium.feedback and SELECT and INSERT on atrium.examples.';
 
 CREATE TABLE atrium.glossary (
     id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -31,7 +31,7 @@ CREATE TABLE shop.orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL REF
 INSERT INTO shop.customers VALUES (1, 'Ann', 'Aruba'), (2, 'Bob', 'Chile'), (3, 'Cy', 'Aruba');
 INSERT INTO shop.orders SELECT g, 1 + g % 3, g * 10 FROM generate_series(1, 30) g;
 CREATE SCHEMA atrium;
-CREATE TABLE atrium.catalog_state (id boolean PRIMARY KEY DEFAULT true, version bigint NOT NULL);
+CREATE TABLE atrium.catalog_state (id boolean PRIMARY KEY DEFAULT true, version bigint NOT NULL, learning_version bigint NOT NULL DEFAULT 0);
 INSERT INTO atrium.catalog_state VALUES (true, 1);
 `
 

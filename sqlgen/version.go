@@ -2,11 +2,13 @@ package sqlgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // RowQuerier runs one query for one row (*pgxpool.Pool, *pgx.Conn).
@@ -14,9 +16,19 @@ type RowQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// CatalogVersion reads atrium.catalog_state.version, remembering it for
-// MaxAge so that a cache hit costs no catalog round trip. A catalog change is
+// CatalogVersion reads the version the result cache keys on, remembering it
+// for MaxAge so that a cache hit costs no catalog round trip. A change is
 // therefore seen by cache keys within MaxAge. Safe for concurrent use.
+//
+// The version is atrium.catalog_state.version + learning_version: an answer
+// depends on the catalog (version, moved by every sync that changes it) and
+// on what Atrium learnt (learning_version, moved by every change to
+// atrium.examples or atrium.glossary and by every "wrong" verdict in
+// atrium.feedback). Both counters only ever grow, so their sum grows
+// whenever either moves and never returns to a value an older key used: a
+// cached answer built from an old example, glossary term or a judged-wrong
+// generation is never served again. (Retrieval's table snapshot keys on
+// version alone: adding an example does not rebuild it.)
 type CatalogVersion struct {
 	db     RowQuerier
 	maxAge time.Duration
@@ -26,6 +38,9 @@ type CatalogVersion struct {
 	version int64
 	readAt  time.Time
 }
+
+// versionSQL reads the cache's version; see CatalogVersion.
+const versionSQL = "SELECT version + learning_version FROM atrium.catalog_state"
 
 // NewCatalogVersion returns a VersionSource over the catalog database db.
 // maxAge 0 means one second; negative reads the version every time.
@@ -45,7 +60,11 @@ func (c *CatalogVersion) CatalogVersion(ctx context.Context) (int64, error) {
 		return c.version, nil
 	}
 	var v int64
-	if err := c.db.QueryRow(ctx, "SELECT version FROM atrium.catalog_state").Scan(&v); err != nil {
+	if err := c.db.QueryRow(ctx, versionSQL).Scan(&v); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42703" { // undefined_column
+			return 0, fmt.Errorf("read the catalog version: the catalog schema predates migration 0020 (no learning_version); run `atrium migrate`: %w", err)
+		}
 		return 0, fmt.Errorf("read the catalog version: %w", err)
 	}
 	c.version, c.readAt = v, c.now()

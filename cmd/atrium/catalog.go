@@ -70,6 +70,7 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	llmModel := fs.String("llm-model", "", "LLM model name (required with --llm-url)")
 	llmTimeout := fs.Duration("llm-timeout", 60*time.Second, "timeout of one LLM call")
 	llmConc := fs.Int("llm-concurrency", 4, "concurrent LLM calls")
+	proposeGlossary := fs.Bool("propose-glossary", true, "with --llm-url: also ask the LLM for glossary terms from the COMMENTs of each table it describes (only tables with comments), stored in atrium.glossary as unreviewed, never over an existing term")
 	wait := fs.Bool("wait", false, "wait for a sync already running instead of exiting")
 	migrate := fs.Bool("migrate", true, "create or upgrade the catalog schema when it is missing or old")
 	force := fs.Bool("force", false, "rebuild every table even when unchanged")
@@ -134,6 +135,9 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 			return err
 		}
 		opts.LLM = d
+		if *proposeGlossary {
+			opts.Glossary = d
+		}
 	}
 	switch *progress {
 	case "always":
@@ -159,5 +163,8 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	}
 	fmt.Fprintf(env.stdout, "catalog version %d: %d relations, %d rebuilt, %d unchanged, %d skipped, %d removed; %d foreign-key and %d inferred join edges recomputed; %s\n",
 		st.Version, st.Tables, st.Rebuilt, st.Unchanged, st.Skipped, st.Removed, st.ForeignKeys, st.Inferred, st.Duration.Round(time.Millisecond))
+	if st.GlossaryAdded > 0 {
+		fmt.Fprintf(env.stdout, "%d glossary terms proposed from comments, unreviewed: see `atrium glossary list --unreviewed`\n", st.GlossaryAdded)
+	}
 	return nil
 }

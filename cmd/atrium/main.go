@@ -32,6 +32,8 @@ func commands() []command {
 		{"serve", "run the proxy in front of a PostgreSQL server", runServe},
 		{"migrate", "create or upgrade the atrium catalog schema", runMigrate},
 		{"catalog", "build and inspect the table catalog (sync, watch)", runCatalog},
+		{"examples", "curate verified question→SQL examples (add, import, list, promote...)", runExamples},
+		{"glossary", "curate the business glossary (add, list, review, remove)", runGlossary},
 		{"retrieve", "show the tables Atrium would choose for a question", runRetrieve},
 		{"eval", "measure table retrieval on a Spider-format benchmark", runEval},
 		{"train-atr", "train the built-in ATR scorer and write its weights", runTrainATR},

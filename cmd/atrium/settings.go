@@ -508,9 +508,11 @@ var errNotWired = errors.New("command does not apply settings (it must call pars
 // nestedCommands lists the subcommands that dispatch further on their first
 // argument; their parents have no flags of their own.
 var nestedCommands = map[string][]string{
-	"catalog": {"sync", "watch"},
-	"cache":   {"flush"},
-	"config":  {"print", "check", "example"},
+	"catalog":  {"sync", "watch"},
+	"examples": {"add", "import", "list", "candidates", "promote", "disable", "enable", "remove"},
+	"glossary": {"add", "list", "review", "remove"},
+	"cache":    {"flush"},
+	"config":   {"print", "check", "example"},
 }
 
 // commandPaths lists every runnable command path: "serve", "catalog sync"...

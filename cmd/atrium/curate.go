@@ -1,0 +1,183 @@
+package main
+
+// Helpers shared by the curation commands (atrium examples, atrium
+// glossary): connections, ids, errors and printing untrusted text.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/atriumdb/atrium/proxy"
+)
+
+// catalogFlags declares --dsn and --catalog-dsn for a command that works
+// on the catalog database only; the catalog is --catalog-dsn when given,
+// else --dsn (as for atrium migrate).
+func catalogFlags(fs *flag.FlagSet) (dsn, catalogDSN *string) {
+	dsn = fs.String("dsn", "", "PostgreSQL connection URL of the catalog database (required unless --catalog-dsn)")
+	catalogDSN = fs.String("catalog-dsn", "", "catalog database when it is not the one --dsn names (default: --dsn)")
+	return dsn, catalogDSN
+}
+
+// pickCatalog returns the catalog DSN, or a usage error when neither flag
+// was given.
+func pickCatalog(dsn, catalogDSN string) (string, error) {
+	if catalogDSN != "" {
+		return catalogDSN, nil
+	}
+	if dsn == "" {
+		return "", usageError{"--dsn (or --catalog-dsn) is required"}
+	}
+	return dsn, nil
+}
+
+// connectCatalog opens one connection to the catalog database.
+func connectCatalog(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the catalog database: %w", err)
+	}
+	return c, nil
+}
+
+// parseIDs reads the positional ids of promote, review, remove...
+func parseIDs(args []string, what string) ([]int64, error) {
+	if len(args) == 0 {
+		return nil, usageError{fmt.Sprintf("give at least one %s id", what)}
+	}
+	ids := make([]int64, 0, len(args))
+	seen := map[int64]bool{}
+	for _, a := range args {
+		id, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, usageError{fmt.Sprintf("%q is not a %s id (a positive integer)", a, what)}
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// missingIDs lists the ids of want not in got.
+func missingIDs(want, got []int64) []string {
+	have := map[int64]bool{}
+	for _, id := range got {
+		have[id] = true
+	}
+	var out []string
+	for _, id := range want {
+		if !have[id] {
+			out = append(out, strconv.FormatInt(id, 10))
+		}
+	}
+	return out
+}
+
+// serverDetail renders an error from a check or from the server with its
+// SQLSTATE, detail and hint, for a person at a terminal.
+func serverDetail(err error) string {
+	var pe *proxy.Error
+	var ue *proxy.UpstreamError
+	var pg *pgconn.PgError
+	var s, detail, hint string
+	switch {
+	case errors.As(err, &pe):
+		s, detail, hint = fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code), pe.Detail, pe.Hint
+	case errors.As(err, &ue):
+		s, detail, hint = fmt.Sprintf("%s (SQLSTATE %s)", ue.Message, ue.Code), ue.Detail, ue.Hint
+	case errors.As(err, &pg):
+		s, detail, hint = fmt.Sprintf("%s (SQLSTATE %s)", pg.Message, pg.Code), pg.Detail, pg.Hint
+	default:
+		return err.Error()
+	}
+	if detail != "" {
+		s += "; DETAIL: " + detail
+	}
+	if hint != "" {
+		s += "; HINT: " + hint
+	}
+	return s
+}
+
+// sqlState is the SQLSTATE an error carries, from a check or the server.
+func sqlState(err error) string {
+	var pe *proxy.Error
+	var ue *proxy.UpstreamError
+	var pg *pgconn.PgError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Code
+	case errors.As(err, &ue):
+		return ue.Code
+	case errors.As(err, &pg):
+		return pg.Code
+	}
+	return ""
+}
+
+// catalogError wraps a failed catalog statement, pointing at atrium
+// migrate when the learning tables are missing (a catalog older than
+// migration 0020) and at grants when the role may not touch them.
+func catalogError(what string, err error) error {
+	switch sqlState(err) {
+	case "42P01", "42883":
+		return fmt.Errorf("%s: %s (is the catalog schema current? run `atrium migrate`): %w", what, serverDetail(err), err)
+	case "42501":
+		return fmt.Errorf("%s: %s (see docs/learning.md for the grants curators need): %w", what, serverDetail(err), err)
+	}
+	return fmt.Errorf("%s: %s: %w", what, serverDetail(err), err)
+}
+
+// printable makes catalog text (questions, terms: anyone may have written
+// them) safe for a terminal: control characters, escape sequences included,
+// become spaces, and the text is cut to max characters (0: no cut).
+func printable(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, s)
+	if max > 0 && utf8.RuneCountInString(s) > max {
+		i := 0
+		for pos := range s {
+			if i == max-1 {
+				return s[:pos] + "…"
+			}
+			i++
+		}
+	}
+	return s
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// nestedUsage prints a command group's usage and returns what its
+// dispatcher returns for no subcommand (a usage error) or for --help.
+func nestedUsage(env *cliEnv, args []string, text, missing string) error {
+	fmt.Fprint(env.stderr, text)
+	if len(args) == 0 {
+		return usageError{missing}
+	}
+	return flag.ErrHelp
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
