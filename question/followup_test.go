@@ -90,18 +90,18 @@ func TestResetsSession(t *testing.T) {
 
 func TestSplitRelation(t *testing.T) {
 	for in, want := range map[string][3]string{
-		"shop.orders":           {"shop", "orders", "t"},
-		`"shop"."orders"`:       {"shop", "orders", "t"},
-		`Shop.Orders`:           {"shop", "orders", "t"},
-		`"My Schema"."T.x"`:     {"My Schema", "T.x", "t"},
-		`"a""b".c`:              {`a"b`, "c", "t"},
-		"orders":                {"", "orders", "t"},
-		"db.shop.orders":        {"", "", ""},
-		"shop.":                 {"", "", ""},
-		`"unterminated.orders`:  {"", "", ""},
-		"":                      {"", "", ""},
-		"shop orders":           {"", "", ""},
-		`"shop"x.orders`:        {"", "", ""},
+		"shop.orders":          {"shop", "orders", "t"},
+		`"shop"."orders"`:      {"shop", "orders", "t"},
+		`Shop.Orders`:          {"shop", "orders", "t"},
+		`"My Schema"."T.x"`:    {"My Schema", "T.x", "t"},
+		`"a""b".c`:             {`a"b`, "c", "t"},
+		"orders":               {"", "orders", "t"},
+		"db.shop.orders":       {"", "", ""},
+		"shop.":                {"", "", ""},
+		`"unterminated.orders`: {"", "", ""},
+		"":                     {"", "", ""},
+		"shop orders":          {"", "", ""},
+		`"shop"x.orders`:       {"", "", ""},
 	} {
 		s, n, ok := splitRelation(in)
 		got := [3]string{s, n, ""}
