@@ -97,7 +97,9 @@ DECLARE
     f  atrium.feedback%ROWTYPE;
     ex bigint;
 BEGIN
-    SELECT * INTO f FROM atrium.feedback WHERE id = feedback FOR UPDATE;
+    -- The parameter is qualified: a bare "feedback" would also name the
+    -- table's row, and PL/pgSQL refuses the ambiguity (42702).
+    SELECT * INTO f FROM atrium.feedback WHERE id = promote_feedback.feedback FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'feedback % does not exist', feedback USING ERRCODE = 'no_data_found';
     END IF;

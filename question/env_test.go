@@ -51,6 +51,8 @@ type envOpts struct {
 	// wrap, when set, wraps the real retriever in the Handler's Retriever
 	// (a test double adding examples and glossary terms).
 	wrap func(r Retriever, pool *pgxpool.Pool) Retriever
+	// configure, when set, adjusts the Handler's Config and Options last.
+	configure func(*Config, *Options)
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -92,7 +94,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 	t.Cleanup(func() { _ = cache.Close() })
 	opts.Cache = cache
 	opts.OnQuestion, opts.Logger = o.onQuestion, o.logger
-	e.h, err = New(Config{NL: sqlgen.Config{Model: "fake"}}, opts)
+	cfg := Config{NL: sqlgen.Config{Model: "fake"}}
+	if o.configure != nil {
+		o.configure(&cfg, &opts)
+	}
+	e.h, err = New(cfg, opts)
 	require.NoError(t, err)
 
 	cc := pool.Config().ConnConfig

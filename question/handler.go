@@ -18,6 +18,8 @@ type Config struct {
 	// NL configures generation, validation, execution and caching of nl
 	// and nl-sql questions (see sqlgen.Config for the defaults).
 	NL sqlgen.Config
+	// Feedback configures /* nl-feedback: ... */ (see FeedbackConfig).
+	Feedback FeedbackConfig
 }
 
 // Options are the question layer's dependencies.
@@ -27,8 +29,13 @@ type Options struct {
 	// Generator is the LLM; nil means none is configured, and nl questions
 	// fail with SQLSTATE 55000 naming the (readable) tables retrieval found.
 	Generator sqlgen.Generator
-	// Cache is the result cache; nil caches nothing.
+	// Cache is the result cache; nil caches nothing. When it is also a
+	// CacheDeleter (*resultcache.Cache is), feedback that marks an answer
+	// wrong evicts it.
 	Cache sqlgen.ResultCache
+	// Feedback records /* nl-feedback: ... */ (FeedbackDB over the catalog
+	// database); nil refuses feedback with SQLSTATE 55000.
+	Feedback FeedbackStore
 	// Versions is the catalog version; nil disables caching.
 	Versions sqlgen.VersionSource
 	// Logger defaults to discarding.
@@ -51,6 +58,7 @@ type Handler struct {
 	log *slog.Logger
 	// turns is each session's last question, for feedback and follow-ups.
 	turns *sessions
+	fb    feedback
 }
 
 var (
@@ -68,6 +76,10 @@ func New(cfg Config, opts Options) (*Handler, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{ret: opts.Retriever, log: opts.Logger, turns: newSessions()}
+	h.fb = feedback{cfg: cfg.Feedback.withDefaults(), store: opts.Feedback}
+	if d, ok := opts.Cache.(CacheDeleter); ok {
+		h.fb.cache = d
+	}
 	onQuestion := func(ctx context.Context, r sqlgen.QuestionRecord) {
 		// Every finished question becomes its session's last turn, answered
 		// or not: feedback judges what the user just saw.
@@ -109,17 +121,22 @@ func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql strin
 		}
 		return nil, nil
 	}
-	prev := h.previous(info.ID, q)
 	switch q.Form {
 	case Retrieve:
 		if q.Text == "" {
 			return nil, toProxyError(retriever.ErrEmptyQuestion)
 		}
-		return &retrieveStatement{h: h, info: info, question: q.Text, previous: prev}, nil
+		return &retrieveStatement{h: h, info: info, question: q.Text, previous: h.previous(info.ID, q)}, nil
 	case NLSQL:
-		return h.nl.StatementAsk(info, sqlgen.Ask{Question: q.Text, Previous: prev}, true), nil
+		return h.nl.StatementAsk(info, sqlgen.Ask{Question: q.Text, Previous: h.previous(info.ID, q)}, true), nil
+	case Feedback:
+		v, text, err := ParseVerdict(q.Text)
+		if err != nil {
+			return nil, err
+		}
+		return &feedbackStatement{h: h, info: info, verdict: v, text: text}, nil
 	default:
-		return h.nl.StatementAsk(info, sqlgen.Ask{Question: q.Text, Previous: prev}, false), nil
+		return h.nl.StatementAsk(info, sqlgen.Ask{Question: q.Text, Previous: h.previous(info.ID, q)}, false), nil
 	}
 }
 

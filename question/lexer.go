@@ -1,5 +1,6 @@
 // Package question is the one layer every question goes through: RETRIEVE,
-// /* nl: ... */ (and -- nl: ...) and /* nl-sql: ... */. It sits below the
+// /* nl: ... */ (and -- nl: ...) and /* nl-sql: ... */, and the feedback
+// that judges them (/* nl-feedback: ... */, feedback.go). It sits below the
 // proxy's handler seam (Handler is a proxy.Handler) and owns
 //
 //   - the one lexer for every question form (Parse);
@@ -71,6 +72,10 @@ const (
 	// NLSQL asks for the generated SQL only: generate and validate, but do
 	// not execute; the answer is one row with the SQL (/* nl-sql: ... */).
 	NLSQL
+	// Feedback judges the session's last question (/* nl-feedback: good */,
+	// /* nl-feedback: wrong — <hint or corrected SQL> */); see
+	// ParseVerdict.
+	Feedback
 )
 
 // String is the marker of the form as a client writes it.
@@ -82,6 +87,8 @@ func (f Form) String() string {
 		return "nl"
 	case NLSQL:
 		return "nl-sql"
+	case Feedback:
+		return "nl-feedback"
 	default:
 		return "unknown"
 	}
@@ -92,8 +99,9 @@ type Question struct {
 	Form Form
 	// Text is the question with surrounding blanks removed. For nl and
 	// nl-sql, inner runs of white space (including the line breaks of a
-	// multi-line block comment) are folded to one space. It may be empty:
-	// the caller reports that.
+	// multi-line block comment) are folded to one space; for nl-feedback it
+	// is kept as written, only trimmed. It may be empty: the caller reports
+	// that.
 	Text string
 	// Fresh marks /* nl-new: ... */: an nl question asked without the
 	// session's previous turn, which starts a new conversation.
@@ -258,6 +266,10 @@ func nlComment(body string) (Question, bool) {
 	// longer marker first makes adding markers safe.
 	fresh := false
 	switch {
+	case hasPrefixFold(t, "nl-feedback:"):
+		// Kept as written, not folded: a corrected SQL's literals and line
+		// comments must reach the parser intact.
+		return Question{Form: Feedback, Text: strings.TrimSpace(t[len("nl-feedback:"):])}, true
 	case hasPrefixFold(t, "nl-sql:"):
 		kind, t = NLSQL, t[len("nl-sql:"):]
 	case hasPrefixFold(t, "nl-new:"):

@@ -154,6 +154,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		nl, closeFn, err := nlHandlerFromFlags(ctx, env, nlf, nlDeps{
 			Retriever: cat.ret, Catalog: cat.read, Logger: log, Registerer: o.Registry,
 			OnQuestion: rec.question, VersionGauge: o.Metrics.Catalog.Version,
+			// Feedback is written synchronously to the catalog's read-write
+			// pool, where the query log goes too.
+			Feedback: question.NewFeedbackDB(cat.write),
 		})
 		if err != nil {
 			return err

@@ -29,6 +29,7 @@ type nlFlags struct {
 	cacheEntryBytes    int
 	cacheMemoryBytes   int64
 	catalogVersionPoll time.Duration
+	curatorRole        string
 }
 
 // addNLFlags declares the NL flags on serve's FlagSet.
@@ -47,6 +48,7 @@ func addNLFlags(fs *flag.FlagSet) *nlFlags {
 	fs.IntVar(&f.cacheEntryBytes, "cache-max-entry-bytes", 1<<20, "largest cached result in `bytes`; bigger results keep only their SQL")
 	fs.Int64Var(&f.cacheMemoryBytes, "cache-memory-bytes", 64<<20, "size of the in-process cache (without --redis) in `bytes`")
 	fs.DurationVar(&f.catalogVersionPoll, "catalog-version-poll", time.Second, "how often the catalog version is re-read; a catalog change invalidates cached answers within this time")
+	fs.StringVar(&f.curatorRole, "nl-curator-role", "", "`role` whose members' feedback is promoted to atrium.examples at once when it is a candidate (a good answer, or a corrected SQL that validated); default none: curators promote with SELECT atrium.promote_feedback(id)")
 	return f
 }
 
@@ -65,6 +67,9 @@ type nlDeps struct {
 	// VersionGauge, when set, shows the catalog version questions are
 	// keyed on (atrium_catalog_version).
 	VersionGauge prometheus.Gauge
+	// Feedback records /* nl-feedback: ... */ in the catalog database;
+	// nil refuses feedback.
+	Feedback question.FeedbackStore
 }
 
 // gaugedVersion is a sqlgen.VersionSource that also sets a gauge.
@@ -150,7 +155,7 @@ func nlHandlerFromFlags(ctx context.Context, env *cliEnv, f *nlFlags, deps nlDep
 	}
 	opts := question.Options{
 		Retriever: deps.Retriever, Generator: gen, Versions: versions,
-		Logger: log, Registerer: deps.Registerer, OnQuestion: deps.OnQuestion,
+		Logger: log, Registerer: deps.Registerer, OnQuestion: deps.OnQuestion, Feedback: deps.Feedback,
 	}
 	if cache != nil {
 		opts.Cache = cache
@@ -158,7 +163,7 @@ func nlHandlerFromFlags(ctx context.Context, env *cliEnv, f *nlFlags, deps nlDep
 	p, err := question.New(question.Config{NL: sqlgen.Config{
 		RowLimit: f.rowLimit, StatementTimeout: f.statementTimeout, MaxRepairs: zeroDisables(f.maxRepairs),
 		GenerateTimeout: f.llmTimeout + 30*time.Second, Model: model, MaxCachedBytes: f.cacheEntryBytes,
-	}}, opts)
+	}, Feedback: question.FeedbackConfig{CuratorRole: f.curatorRole}}, opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("natural-language handler: %w", err)

@@ -233,6 +233,28 @@ func (c *Cache) PutSQL(ctx context.Context, key string, e *SQLEntry) {
 	c.set(ctx, "sql", sqlPrefix+key, encodeSQL(e), c.cfg.SQLTTL)
 }
 
+// Delete removes the entries of key from both tiers (rows and SQL), so the
+// next identical question is generated again: what feedback does to an
+// answer marked wrong. It says how many entries were there. Unlike reads
+// and writes it reports a store failure, and it is not skipped during the
+// back-off: the caller tells the user whether the answer was evicted.
+func (c *Cache) Delete(ctx context.Context, key string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.OpTimeout)
+	defer cancel()
+	n := 0
+	for _, k := range []string{resultPrefix + key, sqlPrefix + key} {
+		ok, err := c.store.Delete(ctx, k)
+		if err != nil {
+			c.failed("delete", err)
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Flush deletes every entry this package wrote to the store.
 func (c *Cache) Flush(ctx context.Context) (int, error) {
 	return c.store.Flush(ctx, KeyPrefix)

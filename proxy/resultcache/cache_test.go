@@ -219,3 +219,39 @@ func TestRedisDownServesUncached(t *testing.T) {
 	require.False(t, ok)
 	require.Equal(t, 2.0, testutil.ToFloat64(c.m.errors))
 }
+
+// TestDeleteBothTiers: Delete removes a key's rows and SQL in the
+// in-process store and in Redis, says how many entries it removed, and
+// leaves other keys alone.
+func TestDeleteBothTiers(t *testing.T) {
+	ctx := context.Background()
+	client, err := OpenRedis(testdb.RedisURL())
+	require.NoError(t, err)
+	if err := client.Ping(ctx).Err(); err != nil {
+		t.Fatalf("redis at %s: %v (is Redis running? `make test` starts it)", testdb.RedisURL(), err)
+	}
+	for name, store := range map[string]Store{"memory": NewLRU(1<<20, nil), "redis": NewRedis(client)} {
+		t.Run(name, func(t *testing.T) {
+			c := New(Config{}, store, Options{})
+			key, other := uniqueKey(t), uniqueKey(t)
+			t.Cleanup(func() { _, _ = c.Delete(ctx, other) })
+			for _, k := range []string{key, other} {
+				c.PutResult(ctx, k, sampleResult())
+				c.PutSQL(ctx, k, &SQLEntry{SQL: "SELECT 1"})
+			}
+			n, err := c.Delete(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, 2, n)
+			_, ok := c.GetResult(ctx, key)
+			require.False(t, ok)
+			_, ok = c.GetSQL(ctx, key)
+			require.False(t, ok)
+			_, ok = c.GetResult(ctx, other)
+			require.True(t, ok, "another key's rows stay")
+			n, err = c.Delete(ctx, key)
+			require.NoError(t, err)
+			require.Zero(t, n, "nothing left to delete")
+		})
+	}
+	_ = client.Close()
+}

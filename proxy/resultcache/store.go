@@ -22,6 +22,8 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	// Set stores value under key for ttl.
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Delete removes key and reports whether it was there.
+	Delete(ctx context.Context, key string) (bool, error)
 	// Flush deletes every key starting with prefix and says how many.
 	Flush(ctx context.Context, prefix string) (int, error)
 	// Close releases the store's connections.
@@ -104,6 +106,19 @@ func (c *LRU) removeLocked(el *list.Element) {
 	it := c.mu.ll.Remove(el).(*lruItem)
 	delete(c.mu.items, it.key)
 	c.mu.bytes -= int64(len(it.key) + len(it.value))
+}
+
+// Delete implements Store. An expired entry counts as absent.
+func (c *LRU) Delete(_ context.Context, key string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.mu.items[key]
+	if !ok {
+		return false, nil
+	}
+	live := c.now().Before(el.Value.(*lruItem).expires)
+	c.removeLocked(el)
+	return live, nil
 }
 
 // Flush implements Store.
@@ -210,6 +225,15 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl time.Dura
 		return fmt.Errorf("redis SET: %w", err)
 	}
 	return nil
+}
+
+// Delete implements Store with UNLINK (one key, so one cluster slot).
+func (r *Redis) Delete(ctx context.Context, key string) (bool, error) {
+	n, err := r.client.Unlink(ctx, key).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis UNLINK: %w", err)
+	}
+	return n > 0, nil
 }
 
 // Flush implements Store: SCAN for the prefix and UNLINK what it finds, on
