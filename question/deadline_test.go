@@ -19,13 +19,13 @@ type deadlineRetriever struct {
 	left []time.Duration // -1: none
 }
 
-func (r *deadlineRetriever) Retrieve(ctx context.Context, q string) (*retriever.Result, error) {
+func (r *deadlineRetriever) RetrieveAsk(ctx context.Context, a retriever.Ask) (*retriever.Result, error) {
 	left := time.Duration(-1)
 	if dl, ok := ctx.Deadline(); ok {
 		left = time.Until(dl)
 	}
 	r.left = append(r.left, left)
-	return r.Retriever.Retrieve(ctx, q)
+	return r.Retriever.RetrieveAsk(ctx, a)
 }
 
 // TestRetrieveDeadline: a RETRIEVE runs under the generation deadline

@@ -48,6 +48,9 @@ type envOpts struct {
 	// onQuestion and logger, when set, are the Handler's.
 	onQuestion func(context.Context, sqlgen.QuestionRecord)
 	logger     *slog.Logger
+	// wrap, when set, wraps the real retriever in the Handler's Retriever
+	// (a test double adding examples and glossary terms).
+	wrap func(r Retriever, pool *pgxpool.Pool) Retriever
 	// configure, when set, adjusts the Handler's Config and Options last.
 	configure func(*Config, *Options)
 }
@@ -73,6 +76,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 
 	opts := Options{Retriever: e.ret, Versions: sqlgen.NewCatalogVersion(pool, -1)}
+	if o.wrap != nil {
+		opts.Retriever = o.wrap(e.ret, pool)
+	}
 	e.llm = llmfake.Start(o.rules...)
 	t.Cleanup(e.llm.Close)
 	if !o.noLLM {

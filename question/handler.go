@@ -110,10 +110,15 @@ func (h *Handler) SessionEnded(id uint64) { h.turns.forget(id) }
 func (h *Handler) LastTurn(id uint64) (Turn, bool) { return h.turns.get(id) }
 
 // Intercept implements proxy.Handler. Anything that is not a question is
-// left to others after a scan of leading comments and one keyword.
+// left to others after a scan of leading comments and one keyword;
+// DISCARD ALL and RESET ALL are left to the server too, and also clear the
+// session's last turn.
 func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql string) (proxy.Statement, error) {
 	q, ok := Parse(sql)
 	if !ok {
+		if resetsSession(sql) {
+			h.turns.forget(info.ID)
+		}
 		return nil, nil
 	}
 	switch q.Form {
@@ -121,9 +126,9 @@ func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql strin
 		if q.Text == "" {
 			return nil, toProxyError(retriever.ErrEmptyQuestion)
 		}
-		return &retrieveStatement{h: h, info: info, question: q.Text}, nil
+		return &retrieveStatement{h: h, info: info, question: q.Text, previous: h.previous(info.ID, q)}, nil
 	case NLSQL:
-		return h.nl.Statement(info, q.Text, true), nil
+		return h.nl.StatementAsk(info, sqlgen.Ask{Question: q.Text, Previous: h.previous(info.ID, q)}, true), nil
 	case Feedback:
 		v, text, err := ParseVerdict(q.Text)
 		if err != nil {
@@ -131,6 +136,22 @@ func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql strin
 		}
 		return &feedbackStatement{h: h, info: info, verdict: v, text: text}, nil
 	default:
-		return h.nl.Statement(info, q.Text, false), nil
+		return h.nl.StatementAsk(info, sqlgen.Ask{Question: q.Text, Previous: h.previous(info.ID, q)}, false), nil
 	}
+}
+
+// previous returns the turn q follows up in the session, or nil (see
+// FollowUp). nl-new forgets the session's last turn: the question starts
+// a new conversation.
+func (h *Handler) previous(session uint64, q Question) *sqlgen.Turn {
+	if q.Fresh {
+		h.turns.forget(session)
+		return nil
+	}
+	t, have := h.turns.get(session)
+	p := continues(q.Text, t, have)
+	if p == nil {
+		return nil
+	}
+	return &sqlgen.Turn{Question: p.Question, SQL: p.SQL, Tables: append([]string(nil), p.Tables...), RequestID: p.RequestID}
 }

@@ -103,6 +103,9 @@ type Question struct {
 	// is kept as written, only trimmed. It may be empty: the caller reports
 	// that.
 	Text string
+	// Fresh marks /* nl-new: ... */: an nl question asked without the
+	// session's previous turn, which starts a new conversation.
+	Fresh bool
 }
 
 // Parse recognises every question form; it is the only lexer for them. It
@@ -125,6 +128,10 @@ func Parse(sql string) (Question, bool) {
 //	/* nl: top five customers by revenue */
 //	-- nl: top five customers by revenue
 //	/* nl-sql: top five customers by revenue */
+//	/* nl-new: top five customers by revenue */
+//
+// nl-new is an nl question that starts a new conversation: it is never
+// read as a follow-up of the session's previous question (Question.Fresh).
 //
 // Ordinary comments before and after it are allowed, so a BI tool's own
 // prefix (Metabase sends "-- Metabase:: userID: 1 ...") does not hide the
@@ -257,6 +264,7 @@ func nlComment(body string) (Question, bool) {
 	var kind Form
 	// nl-sql: is tested first: "nl:" is not a prefix of it, but keeping the
 	// longer marker first makes adding markers safe.
+	fresh := false
 	switch {
 	case hasPrefixFold(t, "nl-feedback:"):
 		// Kept as written, not folded: a corrected SQL's literals and line
@@ -264,12 +272,14 @@ func nlComment(body string) (Question, bool) {
 		return Question{Form: Feedback, Text: strings.TrimSpace(t[len("nl-feedback:"):])}, true
 	case hasPrefixFold(t, "nl-sql:"):
 		kind, t = NLSQL, t[len("nl-sql:"):]
+	case hasPrefixFold(t, "nl-new:"):
+		kind, t, fresh = NL, t[len("nl-new:"):], true
 	case hasPrefixFold(t, "nl:"):
 		kind, t = NL, t[len("nl:"):]
 	default:
 		return Question{}, false
 	}
-	return Question{Form: kind, Text: foldSpace(t)}, true
+	return Question{Form: kind, Text: foldSpace(t), Fresh: fresh}, true
 }
 
 func hasPrefixFold(s, prefix string) bool {

@@ -70,7 +70,13 @@ type access struct {
 //   - values the catalog sync role sampled (value-index hits, sample
 //     values) are kept only for readable columns, and never for a table
 //     with row-level security, whose rows the sync role may see and the
-//     asking role may not.
+//     asking role may not;
+//   - a curated example, a glossary term or the previous turn of a
+//     follow-up is kept only when the role may read every relation it
+//     names (its tables and those its SQL reads); otherwise it is dropped
+//     whole, so its SQL and text never reach a prompt or a NOTICE for
+//     that role (readableLearned, a second round trip only when there is
+//     any).
 //
 // Tables shared with the retriever's snapshot are never modified: a table
 // that loses columns is copied. One round trip on the client's own
@@ -79,6 +85,15 @@ type access struct {
 // extended-protocol pipeline, SQLSTATE 0A000) the error is returned and
 // nothing is shown.
 func Readable(ctx context.Context, up proxy.Upstream, res *retriever.Result) (*retriever.Result, error) {
+	out, err := readableTables(ctx, up, res)
+	if err != nil {
+		return nil, err
+	}
+	return readableLearned(ctx, up, out)
+}
+
+// readableTables is Readable for the ranked tables.
+func readableTables(ctx context.Context, up proxy.Upstream, res *retriever.Result) (*retriever.Result, error) {
 	if len(res.Tables) == 0 {
 		return res, nil
 	}

@@ -15,8 +15,13 @@ import (
 // Handler wraps it with the asking role's privileges (for RETRIEVE and for
 // the NL pipeline alike); both report the retrieval to the question's
 // sqlgen.Tracer.
+//
+// RetrieveAsk gets the question with its context (the session's previous
+// turn when the question follows it up, see FollowUp) and reports the
+// curated examples and glossary terms that bear on it; the Handler keeps
+// of them only what the asking role may read (see Readable).
 type Retriever interface {
-	Retrieve(ctx context.Context, question string) (*retriever.Result, error)
+	RetrieveAsk(ctx context.Context, a retriever.Ask) (*retriever.Result, error)
 }
 
 // nlRetriever is the sqlgen.Retriever the pipeline asks: the Handler's
@@ -28,8 +33,8 @@ var _ sqlgen.Retriever = nlRetriever{}
 
 // Retrieve implements sqlgen.Retriever. Sample rows are left to the
 // pipeline, which reads them on the client's session.
-func (n nlRetriever) Retrieve(ctx context.Context, up proxy.Upstream, question string) (*sqlgen.Retrieval, error) {
-	res, err := n.h.ret.Retrieve(ctx, question)
+func (n nlRetriever) Retrieve(ctx context.Context, up proxy.Upstream, a sqlgen.Ask) (*sqlgen.Retrieval, error) {
+	res, err := n.h.retrieve(ctx, a.Question, a.Previous)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +103,41 @@ func convert(res *retriever.Result) *sqlgen.Retrieval {
 			out.Closest = append(out.Closest, rt.Table.Schema+"."+rt.Table.Name)
 		}
 	}
+	// Readable has already dropped every example, glossary term and
+	// previous turn that names a relation the asking role may not read.
+	for _, e := range res.Examples {
+		out.Examples = append(out.Examples, sqlgen.Example{
+			ID: e.ID, Question: e.Question, SQL: e.SQL, Similarity: e.Similarity, Exact: e.Exact,
+			Tables: append([]string(nil), e.Tables...),
+		})
+	}
+	for _, g := range res.Glossary {
+		out.Glossary = append(out.Glossary, sqlgen.GlossaryTerm{Term: g.Term, Definition: g.Definition, SQLFragment: g.SQLFragment})
+	}
+	if p := res.Previous; p != nil {
+		out.Previous = &sqlgen.Turn{Question: p.Question, SQL: p.SQL, Tables: append([]string(nil), p.Tables...)}
+	}
 	return out
+}
+
+// retrieve asks the retriever with the question's context. The previous
+// turn is the caller's knowledge: it is put on the result even when the
+// retriever does not echo it, so that Readable decides on it too.
+func (h *Handler) retrieve(ctx context.Context, question string, prev *sqlgen.Turn) (*retriever.Result, error) {
+	a := retriever.Ask{Question: question}
+	if prev != nil {
+		a.Previous = &retriever.Turn{Question: prev.Question, SQL: prev.SQL, Tables: append([]string(nil), prev.Tables...)}
+	}
+	res, err := h.ret.RetrieveAsk(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if res.Previous == nil && a.Previous != nil {
+		r := *res
+		r.Previous = a.Previous
+		res = &r
+	}
+	return res, nil
 }
 
 // maxClosest is how many unchosen tables an abstaining answer names.

@@ -20,6 +20,8 @@ type retrieveStatement struct {
 	h        *Handler
 	info     proxy.SessionInfo
 	question string
+	// previous is the turn the question follows up (nil: on its own).
+	previous *sqlgen.Turn
 }
 
 var (
@@ -62,6 +64,9 @@ func (s *retrieveStatement) Describe(context.Context, proxy.Upstream) ([]pgproto
 // question's are.
 func (s *retrieveStatement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter) (string, error) {
 	tr := s.h.nl.Tracer(s.info, sqlgen.KindRetrieve, s.question)
+	if s.previous != nil {
+		tr.FollowUpOf(s.previous.RequestID)
+	}
 	ctx = tr.Begin(ctx)
 	// RETRIEVE is a generation phase without the LLM: retrieval and the
 	// privilege check run under the same deadline as an nl question's.
@@ -77,7 +82,7 @@ func (s *retrieveStatement) Execute(ctx context.Context, up proxy.Upstream, w pr
 
 func (s *retrieveStatement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowWriter, tr *sqlgen.Tracer) (int, error) {
 	t0 := time.Now()
-	res, err := s.h.ret.Retrieve(ctx, s.question)
+	res, err := s.h.retrieve(ctx, s.question, s.previous)
 	if err == nil && up != nil {
 		if res, err = Readable(ctx, up, res); err != nil {
 			res = nil

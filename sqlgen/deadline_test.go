@@ -116,9 +116,9 @@ type deadlineRetriever struct {
 	d *deadlines
 }
 
-func (r deadlineRetriever) Retrieve(ctx context.Context, up proxy.Upstream, q string) (*Retrieval, error) {
+func (r deadlineRetriever) Retrieve(ctx context.Context, up proxy.Upstream, a Ask) (*Retrieval, error) {
 	r.d.note(ctx, "retrieve")
-	return r.Retriever.Retrieve(ctx, up, q)
+	return r.Retriever.Retrieve(ctx, up, a)
 }
 
 // TestPhaseDeadlines checks that each phase of a question runs under a

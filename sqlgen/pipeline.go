@@ -211,7 +211,14 @@ func (p *Pipeline) Config() Config { return p.cfg }
 // The question layer (package question) recognises questions and calls it;
 // the Statement belongs to that session.
 func (p *Pipeline) Statement(info proxy.SessionInfo, question string, sqlOnly bool) proxy.Statement {
-	return &statement{p: p, info: info, question: question, sqlOnly: sqlOnly}
+	return p.StatementAsk(info, Ask{Question: question}, sqlOnly)
+}
+
+// StatementAsk is Statement for a question asked in context: a follow-up
+// of the session's previous turn (a.Previous), which retrieval, the prompt
+// and the cache key all take into account.
+func (p *Pipeline) StatementAsk(info proxy.SessionInfo, a Ask, sqlOnly bool) proxy.Statement {
+	return &statement{p: p, info: info, question: a.Question, previous: a.Previous, sqlOnly: sqlOnly}
 }
 
 // identity is what decides, besides the question, which SQL and rows are
@@ -277,11 +284,24 @@ func normalizeQuestion(q string) string {
 	return strings.TrimRight(q, " ?.!;")
 }
 
+// contextKey is the part of the cache key that the question's context
+// decides: empty for a question asked on its own, else the previous turn's
+// question and SQL, normalised. A marker byte keeps it apart from any
+// question text, so a follow-up and the same words asked fresh never share
+// a key (nor a singleflight generation, nor an SQL-tier entry, which use
+// the same key).
+func contextKey(prev *Turn) string {
+	if prev == nil {
+		return ""
+	}
+	return "\x01follow-up\x00" + normalizeQuestion(prev.Question) + "\x00" + strings.Join(strings.Fields(prev.SQL), " ")
+}
+
 // cacheKey hashes everything that decides a question's SQL and rows.
-func (p *Pipeline) cacheKey(question string, version int64, id identity) string {
+func (p *Pipeline) cacheKey(question string, prev *Turn, version int64, id identity) string {
 	h := sha256.New()
 	for _, part := range []string{
-		promptVersion, normalizeQuestion(question), strconv.FormatInt(version, 10),
+		promptVersion, normalizeQuestion(question), contextKey(prev), strconv.FormatInt(version, 10),
 		id.database, id.role, id.sessionUser, id.searchPath, id.settings, p.cfg.Model,
 		strconv.Itoa(p.cfg.RowLimit), strconv.Itoa(p.cfg.SampleRows),
 	} {
@@ -297,17 +317,37 @@ type plan struct {
 	tables    []string
 	relations []string
 	fields    []pgproto3.FieldDescription
+	// exampleID is the curated example whose SQL this is (0: generated
+	// or cached).
+	exampleID int64
 }
 
 // generate retrieves, prompts, generates and validates: the uncached path.
 // It runs inside sc on the asking client's session and reports its stages
 // to tr.
-func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr *Tracer) (*plan, error) {
+func (p *Pipeline) generate(ctx context.Context, sc *scope, a Ask, tr *Tracer) (*plan, error) {
+	question := a.Question
 	t0 := time.Now()
-	r, err := p.ret.Retrieve(ctx, sc.up, question)
+	r, err := p.ret.Retrieve(ctx, sc.up, a)
 	tr.Retrieved(time.Since(t0), r, err)
 	if err != nil {
 		return nil, asClientError(err, CodeInternal, "table retrieval failed")
+	}
+	// A question equal to a curated example's is answered with the
+	// example's SQL, without the LLM, when that SQL passes the same
+	// validation as generated SQL on the client's session. Not for a
+	// follow-up: the example answers the words on their own, not in the
+	// previous turn's context.
+	if ex := exactExample(r); ex != nil && a.Previous == nil {
+		pl, fallback, err := p.reuse(ctx, sc, ex, tr)
+		if err == nil {
+			return pl, nil
+		}
+		if p.gen == nil || !fallback {
+			return nil, err
+		}
+		p.log.InfoContext(ctx, "example SQL failed validation; asking the LLM", "example", ex.ID, "err", err)
+		tr.rec.SQL = ""
 	}
 	if len(r.Tables) == 0 {
 		// The retriever abstained: no table clears its threshold. The LLM is
@@ -332,6 +372,9 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr 
 		tr.Stage("sample", time.Since(t1))
 	}
 	prompt := BuildPrompt(question, r)
+	if len(r.Examples) > 0 || len(r.Glossary) > 0 || r.Previous != nil {
+		p.log.DebugContext(ctx, "prompt context", "examples", min(len(r.Examples), maxPromptExamples), "glossary", len(r.Glossary), "follow_up", r.Previous != nil)
+	}
 	msgs := prompt.Messages
 	var (
 		lastErr error
@@ -376,6 +419,69 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, question string, tr 
 		msgs = repairMessages(msgs, g.Text, describeErr(err))
 	}
 	return nil, gaveUp(lastErr, lastSQL, p.cfg.MaxRepairs+1)
+}
+
+// exactExample returns the first example whose question equals the asked
+// one (the retrieval holds only examples the asking role may read).
+func exactExample(r *Retrieval) *Example {
+	for i := range r.Examples {
+		if r.Examples[i].Exact && strings.TrimSpace(r.Examples[i].SQL) != "" {
+			return &r.Examples[i]
+		}
+	}
+	return nil
+}
+
+// reuse validates an example's SQL exactly as generated SQL is validated
+// (parse, one read-only statement, the function allow-list, EXPLAIN and
+// Describe on the client's own session, under its role) and makes it the
+// plan. Its errors name the example, not the LLM; fallback says the LLM
+// may try instead (the SQL was wrong for this session, and the session
+// itself is fine).
+func (p *Pipeline) reuse(ctx context.Context, sc *scope, ex *Example, tr *Tracer) (_ *plan, fallback bool, _ error) {
+	t0 := time.Now()
+	checked, err := Check(ex.SQL)
+	var fields []pgproto3.FieldDescription
+	if err == nil {
+		fields, err = validate(ctx, sc, checked.SQL)
+	}
+	tr.Stage("validate", time.Since(t0))
+	if err != nil {
+		var pe *proxy.Error
+		return nil, errors.As(err, &pe) || repairable(err), exampleError(ex.ID, err)
+	}
+	tables := ex.Tables
+	if len(tables) == 0 {
+		tables = checked.Relations
+	}
+	tr.rec.SQL, tr.rec.ExampleID = checked.SQL, ex.ID
+	p.log.DebugContext(ctx, "example SQL answers the question", "example", ex.ID)
+	return &plan{sql: checked.SQL, tables: append([]string(nil), tables...), relations: checked.Relations, fields: fields, exampleID: ex.ID}, false, nil
+}
+
+// exampleError says which example's SQL failed and keeps the SQLSTATE.
+// The SQL itself is not repeated: the client sees it only in the NOTICE
+// of an answer.
+func exampleError(id int64, err error) error {
+	hint := fmt.Sprintf("Fix or disable the example: UPDATE atrium.examples SET enabled = false WHERE id = %d.", id)
+	var pe *proxy.Error
+	if errors.As(err, &pe) {
+		return &proxy.Error{Code: pe.Code, Message: fmt.Sprintf("the SQL of example %d failed validation: %s", id, strings.TrimPrefix(pe.Message, "generated SQL ")), Detail: pe.Detail, Hint: hint, Err: err}
+	}
+	var ue *proxy.UpstreamError
+	if errors.As(err, &ue) {
+		return &proxy.Error{Code: ue.Code, Message: fmt.Sprintf("the SQL of example %d failed validation: %s", id, ue.Message), Detail: ue.Detail, Hint: firstNonEmptyString(ue.Hint, hint), Err: err}
+	}
+	return err
+}
+
+func firstNonEmptyString(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // gaveUp reports the last failure after the repair rounds, with its SQLSTATE.

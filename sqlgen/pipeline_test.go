@@ -35,11 +35,16 @@ CREATE TABLE atrium.catalog_state (id boolean PRIMARY KEY DEFAULT true, version 
 INSERT INTO atrium.catalog_state VALUES (true, 1);
 `
 
-// staticRetriever is a test Retriever that always chooses the shop tables.
-type staticRetriever struct{ calls atomic.Int64 }
+// staticRetriever is a test Retriever that always chooses the shop tables;
+// learn, when set, adds examples and glossary terms for a question.
+type staticRetriever struct {
+	calls atomic.Int64
+	learn func(a Ask, r *Retrieval)
+}
 
-func (r *staticRetriever) Retrieve(_ context.Context, _ proxy.Upstream, question string) (*Retrieval, error) {
+func (r *staticRetriever) Retrieve(_ context.Context, _ proxy.Upstream, a Ask) (*Retrieval, error) {
 	r.calls.Add(1)
+	question := a.Question
 	res := &Retrieval{
 		Tables: []Table{
 			{Schema: "shop", Name: "customers", Comment: "people who bought something", Score: 2.5, Reason: "lexical",
@@ -51,6 +56,10 @@ func (r *staticRetriever) Retrieve(_ context.Context, _ proxy.Upstream, question
 	}
 	if strings.Contains(question, "Aruba") {
 		res.Values = []ValueMatch{{Schema: "shop", Table: "customers", Column: "country", Value: "Aruba"}}
+	}
+	res.Previous = a.Previous
+	if r.learn != nil {
+		r.learn(a, res)
 	}
 	return res, nil
 }

@@ -16,7 +16,17 @@ import (
 // (the question layer implements it over the catalog retriever).
 // Implementations are safe for concurrent use.
 type Retriever interface {
-	Retrieve(ctx context.Context, up proxy.Upstream, question string) (*Retrieval, error)
+	Retrieve(ctx context.Context, up proxy.Upstream, a Ask) (*Retrieval, error)
+}
+
+// Ask is a question with the context it is asked in.
+type Ask struct {
+	Question string
+	// Previous, when set, is the session's previous turn, which the
+	// question follows up (the question layer decides that). It is part
+	// of the cache key, so a follow-up's answer is never served for the
+	// same words asked on their own, and the other way round.
+	Previous *Turn
 }
 
 // Retrieval is what the retriever found for a question.
@@ -59,6 +69,9 @@ type Example struct {
 	Question   string
 	SQL        string
 	Similarity float64
+	// Tables are the schema-qualified relations the example's SQL reads
+	// (shown in the NOTICE when the example answers).
+	Tables []string
 	// Exact: the question equals the asked one after normalisation, so
 	// its SQL may answer without an LLM call (still validated and run on
 	// the client's session).
@@ -75,6 +88,9 @@ type Turn struct {
 	Question string
 	SQL      string
 	Tables   []string
+	// RequestID is the previous question's request id, logged as the
+	// follow-up's query_log.follow_up_of.
+	RequestID string
 }
 
 // Table is one chosen table with what the prompt shows of it.

@@ -24,6 +24,9 @@ type statement struct {
 	// (/* nl-sql: */) instead of rows.
 	question string
 	sqlOnly  bool
+	// previous is the turn the question follows up (nil: asked on its
+	// own); part of the cache key.
+	previous *Turn
 
 	key     string   // cache key; "" when caching is off for this question
 	id      identity // the identity key was computed for
@@ -124,7 +127,7 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 	confirmed := false
 	if guessed && !fresh && wantRows {
 		// The fast path of a cache hit: one cache read, one round trip.
-		s.key, s.id = p.cacheKey(q, version, guess), guess
+		s.key, s.id = p.cacheKey(q, s.previous, version, guess), guess
 		tried = s.key
 		if r, ok, read, err := s.lookupResult(ctx, up, guess); err != nil {
 			return outcome, err
@@ -149,7 +152,7 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 	if !confirmed {
 		want = &id
 	}
-	key := p.cacheKey(q, version, id)
+	key := p.cacheKey(q, s.previous, version, id)
 	if caching {
 		s.key, s.id = key, id
 		if wantRows && key != tried {
@@ -183,7 +186,7 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 		if err != nil {
 			return nil, err
 		}
-		pl, err := p.generate(ctx, sc, q, s.tr)
+		pl, err := p.generate(ctx, sc, Ask{Question: q, Previous: s.previous}, s.tr)
 		if cerr := sc.close(ctx); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -202,7 +205,7 @@ func (s *statement) prepareAs(ctx context.Context, up proxy.Upstream, version in
 		if err != nil {
 			return outcome, err
 		}
-		pl = &plan{sql: pl.sql, tables: pl.tables, relations: pl.relations, fields: fields}
+		pl = &plan{sql: pl.sql, tables: pl.tables, relations: pl.relations, fields: fields, exampleID: pl.exampleID}
 		outcome = "shared"
 	} else {
 		outcome = "generated"
@@ -260,7 +263,7 @@ func (s *statement) serveCached(r *resultcache.Result) {
 // rekey computes the cache key for the session's identity id.
 func (s *statement) rekey(id identity) {
 	s.p.ids.put(s.info.ID, id)
-	s.id, s.key = id, s.p.cacheKey(s.question, s.version, id)
+	s.id, s.key = id, s.p.cacheKey(s.question, s.previous, s.version, id)
 }
 
 // lookupResult returns the rows cached under s.key when the session is
@@ -308,6 +311,9 @@ func (s *statement) Execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 func (s *statement) tracer() *Tracer {
 	if s.tr == nil {
 		s.tr = s.p.Tracer(s.info, s.Kind(), s.question)
+		if s.previous != nil {
+			s.tr.rec.FollowUpOf = s.previous.RequestID
+		}
 	}
 	return s.tr
 }
@@ -320,7 +326,7 @@ func (s *statement) finish(ctx context.Context, err error, rows int64, truncated
 	tr.rec.Role, tr.rec.Database, tr.rec.Truncated = s.id.role, s.id.database, truncated
 	tr.rec.CacheKey = s.key
 	if s.plan != nil {
-		tr.rec.Tables, tr.rec.SQL = s.plan.tables, s.plan.sql
+		tr.rec.Tables, tr.rec.SQL, tr.rec.ExampleID = s.plan.tables, s.plan.sql, s.plan.exampleID
 	}
 	tr.Finish(ctx, err, rows)
 }
@@ -348,7 +354,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	p := s.p
 	pl := s.plan
 	if s.sqlOnly {
-		if err := w.Notice(notice("atrium: tables: " + strings.Join(pl.tables, ", "))); err != nil {
+		if err := w.Notice(notice(describeTables(pl, s.previous, false))); err != nil {
 			return "", err
 		}
 		if err := w.Row([][]byte{[]byte(pl.sql)}); err != nil {
@@ -407,7 +413,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 		}
 	}
 	if r != nil {
-		if err := w.Notice(notice(describePlan(pl, true))); err != nil {
+		if err := w.Notice(notice(describePlan(pl, s.previous, true))); err != nil {
 			return "", err
 		}
 		for _, row := range r.Rows {
@@ -429,7 +435,7 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 			return "", err
 		}
 	}
-	if err := w.Notice(notice(describePlan(pl, false))); err != nil {
+	if err := w.Notice(notice(describePlan(pl, s.previous, false))); err != nil {
 		sc.close(ctx)
 		return "", err
 	}
@@ -466,15 +472,27 @@ func (s *statement) execute(ctx context.Context, up proxy.Upstream, w proxy.RowW
 	return tag, nil
 }
 
-func describePlan(pl *plan, cached bool) string {
+// describePlan is the NOTICE before an answer's rows: the tables, where
+// the SQL came from when not from the LLM, the turn it followed up, and
+// the SQL.
+func describePlan(pl *plan, prev *Turn, cached bool) string {
+	return describeTables(pl, prev, cached) + "\nSQL: " + pl.sql
+}
+
+func describeTables(pl *plan, prev *Turn, cached bool) string {
 	var b strings.Builder
 	b.WriteString("atrium: tables: ")
 	b.WriteString(strings.Join(pl.tables, ", "))
+	if pl.exampleID != 0 {
+		fmt.Fprintf(&b, " (SQL of example %d, no LLM call)", pl.exampleID)
+	}
 	if cached {
 		b.WriteString(" (cached result)")
 	}
-	b.WriteString("\nSQL: ")
-	b.WriteString(pl.sql)
+	if prev != nil {
+		b.WriteString("\nFollow-up of: ")
+		b.WriteString(clip(oneLine(prev.Question), 200))
+	}
 	return b.String()
 }
 

@@ -66,6 +66,12 @@ type QuestionRecord struct {
 	// stored under ("" when caching was off for it), so feedback that
 	// marks the answer wrong can evict it.
 	CacheKey string
+	// ExampleID is the curated example (atrium.examples) whose SQL
+	// answered without an LLM call; 0 otherwise.
+	ExampleID int64
+	// FollowUpOf is the request id of the session's previous question
+	// when this one was answered as its follow-up; "" otherwise.
+	FollowUpOf string
 }
 
 // RetrievalRecord is one retrieval of a question, for retrieval metrics.
@@ -127,6 +133,10 @@ type Tracer struct {
 func (p *Pipeline) Tracer(info proxy.SessionInfo, kind, question string) *Tracer {
 	return &Tracer{p: p, rec: QuestionRecord{Session: info, Kind: kind, Question: question, Model: p.cfg.Model}}
 }
+
+// FollowUpOf records that the question follows up the session's previous
+// question, whose request id is id.
+func (t *Tracer) FollowUpOf(id string) { t.rec.FollowUpOf = id }
 
 // Begin starts the trace when it has not started and returns ctx carrying
 // the question's request id, so every log line of the question names it.

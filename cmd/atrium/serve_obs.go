@@ -27,6 +27,7 @@ func (r *recorder) question(_ context.Context, q sqlgen.QuestionRecord) {
 		Threshold: q.Threshold, SQL: q.SQL, Rows: q.Rows, Truncated: q.Truncated, Model: q.Model,
 		PromptTokens: q.Usage.PromptTokens, CompletionTokens: q.Usage.CompletionTokens,
 		RepairRounds: q.Repairs, Total: q.Total, Stages: q.Stages,
+		ExampleID: q.ExampleID, FollowUpOf: q.FollowUpOf,
 	}
 	if q.Kind == sqlgen.KindRetrieve {
 		e.Model = ""

@@ -49,7 +49,8 @@ func TestRecorderDerivesFromRecord(t *testing.T) {
 		Retrieval: &sqlgen.RetrievalRecord{Stages: map[string]time.Duration{"total": time.Millisecond}, Chosen: 1},
 		LLMCalls: []sqlgen.LLMCall{{Purpose: sqlgen.PurposeGenerate, Duration: time.Second},
 			{Purpose: sqlgen.PurposeRepair, Duration: time.Second, Err: &sqlgen.LLMError{Status: 503, Msg: "busy"}}},
-		Err: &proxy.Error{Code: "58000", Message: "the LLM endpoint failed"},
+		Err:       &proxy.Error{Code: "58000", Message: "the LLM endpoint failed"},
+		ExampleID: 5, FollowUpOf: "rec-retrieve",
 	})
 
 	m := o.Metrics
@@ -73,4 +74,11 @@ func TestRecorderDerivesFromRecord(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, row{kind: "retrieve", role: "analyst", model: "", status: "ok"}, got["rec-retrieve"])
 	require.Equal(t, row{kind: "nl", role: "analyst", model: "fake", status: "error"}, got["rec-nl"])
+	var (
+		example int64
+		of      string
+	)
+	require.NoError(t, pool.QueryRow(ctx, "SELECT example_id, follow_up_of FROM atrium.query_log WHERE request_id = 'rec-nl'").Scan(&example, &of))
+	require.Equal(t, int64(5), example)
+	require.Equal(t, "rec-retrieve", of)
 }

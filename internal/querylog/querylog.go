@@ -74,6 +74,12 @@ type Entry struct {
 	// Stages holds each stage's duration by stage name ("retrieve",
 	// "llm", "validate", "execute"... as the pipeline reports them).
 	Stages map[string]time.Duration
+	// ExampleID is the atrium.examples row whose SQL answered without an
+	// LLM call; 0 (NULL) otherwise.
+	ExampleID int64
+	// FollowUpOf is the request id of the session's previous question
+	// when this one was answered as its follow-up; "" (NULL) otherwise.
+	FollowUpOf string
 }
 
 // DB is what the writer needs of the catalog database; *pgxpool.Pool
@@ -300,7 +306,7 @@ var columns = []string{
 	"kind", "question", "chosen_tables", "threshold", "catalog_version", "generated_sql",
 	"status", "sqlstate", "error_message", "row_count", "rows_truncated", "cache_hit",
 	"cache_tier", "model", "prompt_tokens", "completion_tokens", "repair_rounds",
-	"total_ms", "stage_ms",
+	"total_ms", "stage_ms", "example_id", "follow_up_of",
 }
 
 var tableName = pgx.Identifier{"atrium", "query_log"}
@@ -353,8 +359,15 @@ func (w *Writer) row(e *Entry) []any {
 		e.Kind, e.Question, tables, e.Threshold, e.CatalogVersion, nullable(e.SQL),
 		e.Status, nullable(e.SQLState), nullable(e.Error), e.Rows, e.Truncated, e.CacheHit,
 		nullable(e.CacheTier), nullable(e.Model), e.PromptTokens, e.CompletionTokens, e.RepairRounds,
-		ms(e.Total), stageJSON,
+		ms(e.Total), stageJSON, nullableID(e.ExampleID), nullable(e.FollowUpOf),
 	}
+}
+
+func nullableID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
 }
 
 // ms is d in milliseconds with microsecond resolution.

@@ -278,3 +278,26 @@ func TestSchemaDocumented(t *testing.T) {
 		WHERE attrelid = 'atrium.query_log'::regclass AND attname = ANY($1)`, columns).Scan(&n))
 	require.Equal(t, len(columns), n)
 }
+
+// TestExampleAndFollowUp: the example that answered and the question a
+// follow-up continued are stored, and NULL when there is none.
+func TestExampleAndFollowUp(t *testing.T) {
+	pool, _ := catalogDB(t)
+	m, _ := metrics()
+	w := New(pool, Config{FlushInterval: time.Hour}, Options{Metrics: m})
+	require.True(t, w.Log(Entry{RequestID: "q1", Database: "shop", Role: "a", Kind: KindNL, Question: "orders per country", Status: StatusOK, ExampleID: 7}))
+	require.True(t, w.Log(Entry{RequestID: "q2", Database: "shop", Role: "a", Kind: KindNL, Question: "and by month?", Status: StatusOK, FollowUpOf: "q1"}))
+	require.NoError(t, w.Close(context.Background()))
+
+	ctx := context.Background()
+	var (
+		example *int64
+		of      *string
+	)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT example_id, follow_up_of FROM atrium.query_log WHERE request_id = 'q1'`).Scan(&example, &of))
+	require.Equal(t, int64(7), *example)
+	require.Nil(t, of)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT example_id, follow_up_of FROM atrium.query_log WHERE request_id = 'q2'`).Scan(&example, &of))
+	require.Nil(t, example)
+	require.Equal(t, "q1", *of)
+}
