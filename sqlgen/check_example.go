@@ -61,7 +61,7 @@ func CheckExample(ctx context.Context, up proxy.Upstream, sql string, statementT
 	}
 	checked, err := Check(sql)
 	if err != nil {
-		return nil, exampleError(err)
+		return nil, curatedSQLError(err)
 	}
 	sc, err := openScope(ctx, up, statementTimeout)
 	if err != nil {
@@ -72,7 +72,7 @@ func CheckExample(ctx context.Context, up proxy.Upstream, sql string, statementT
 		return nil, cerr
 	}
 	if err != nil {
-		return nil, exampleError(err)
+		return nil, curatedSQLError(err)
 	}
 	return out, nil
 }
@@ -111,10 +111,10 @@ func checkExampleIn(ctx context.Context, sc *scope, sql string) (*CheckedExample
 	return out, nil
 }
 
-// exampleError rewords the static checks' messages, which speak of
+// curatedSQLError rewords the static checks' messages, which speak of
 // "generated SQL" because they were written for the LLM's answers, for a
 // person who wrote the SQL. The SQLSTATE and cause are kept.
-func exampleError(err error) error {
+func curatedSQLError(err error) error {
 	var pe *proxy.Error
 	if !errors.As(err, &pe) {
 		return err
