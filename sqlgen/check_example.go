@@ -2,10 +2,8 @@ package sqlgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -61,7 +59,7 @@ func CheckExample(ctx context.Context, up proxy.Upstream, sql string, statementT
 	}
 	checked, err := Check(sql)
 	if err != nil {
-		return nil, curatedSQLError(err)
+		return nil, reword(err)
 	}
 	sc, err := openScope(ctx, up, statementTimeout)
 	if err != nil {
@@ -72,7 +70,7 @@ func CheckExample(ctx context.Context, up proxy.Upstream, sql string, statementT
 		return nil, cerr
 	}
 	if err != nil {
-		return nil, curatedSQLError(err)
+		return nil, reword(err)
 	}
 	return out, nil
 }
@@ -109,24 +107,4 @@ func checkExampleIn(ctx context.Context, sc *scope, sql string) (*CheckedExample
 	}
 	sort.Strings(out.Tables)
 	return out, nil
-}
-
-// curatedSQLError rewords the static checks' messages, which speak of
-// "generated SQL" because they were written for the LLM's answers, for a
-// person who wrote the SQL. The SQLSTATE and cause are kept.
-func curatedSQLError(err error) error {
-	var pe *proxy.Error
-	if !errors.As(err, &pe) {
-		return err
-	}
-	msg := pe.Message
-	for _, p := range []string{"generated SQL is", "generated SQL does"} {
-		if rest, ok := strings.CutPrefix(msg, p); ok {
-			msg = "the SQL " + strings.TrimPrefix(p, "generated SQL ") + rest
-		}
-	}
-	if msg == pe.Message {
-		return err
-	}
-	return &proxy.Error{Code: pe.Code, Message: msg, Detail: pe.Detail, Hint: pe.Hint, Err: pe.Err}
 }
