@@ -48,6 +48,36 @@ serve_has_flag() {
 	grep -qE -- "^ *--?$1( |\$)" <<<"$help"
 }
 
+# The demo's verified example: the question the demo asks, with the SQL a DBA
+# checked. `atrium examples add` validates it as the connecting role (parse,
+# one read-only SELECT, EXPLAIN) and stores its tables. Added once: the
+# sample database keeps it across demo runs.
+DEMO_QUESTION="Which customers opened the most support tickets about late deliveries?"
+DEMO_EXAMPLE_SQL="SELECT c.customer_id, c.first_name || ' ' || c.last_name AS customer,
+       count(DISTINCT t.ticket_id) AS late_delivery_tickets
+FROM support.tickets t
+JOIN support.ticket_tags tt ON tt.ticket_id = t.ticket_id
+JOIN support.tags g ON g.tag_id = tt.tag_id AND g.name = 'late-delivery'
+JOIN shop.customers c ON c.customer_id = t.customer_id
+GROUP BY c.customer_id, customer
+ORDER BY late_delivery_tickets DESC, c.customer_id
+LIMIT 5"
+
+add_demo_example() {
+	local have
+	have=$(psql -X -w -At "$UPSTREAM_DSN" -v q="$DEMO_QUESTION" <<'SQL'
+SELECT count(*) FROM atrium.examples WHERE question = :'q';
+SQL
+)
+	if [ "$have" != "0" ]; then
+		log "the demo's example is already in atrium.examples"
+		return
+	fi
+	log "atrium examples add (a verified question→SQL pair for the demo's question)"
+	"$ATRIUM_BIN" examples add --dsn "$UPSTREAM_DSN" --question "$DEMO_QUESTION" --sql "$DEMO_EXAMPLE_SQL" \
+		--note "added by deploy/demo.sh"
+}
+
 stop_atrium() {
 	if pid_alive "$PID_FILE"; then
 		log "stopping the demo's Atrium (pid $(cat "$PID_FILE"))"
@@ -76,6 +106,8 @@ start() {
 	else
 		note "'atrium catalog sync' is not implemented yet"
 	fi
+
+	add_demo_example
 
 	stop_atrium
 	if port_open "$DEMO_HOST" "$DEMO_PORT"; then
@@ -148,30 +180,36 @@ SQL
 	# The natural-language steps run in a second psql without ON_ERROR_STOP:
 	# an error there (no LLM configured, say) is part of what the demo shows.
 	local nl_script=$RUN_DIR/demo-session-nl.sql
-	: >"$nl_script"
-	local question="Which customers opened the most support tickets about late deliveries?"
-	local probe
-	probe=$(psql -X -w -At "$CLIENT_DSN" -c "RETRIEVE $question" 2>&1 || true)
-	if grep -q 'syntax error at or near "RETRIEVE"' <<<"$probe"; then
-		note "RETRIEVE is not implemented yet (the proxy passed it to PostgreSQL)"
-	else
-		cat >>"$nl_script" <<SQL
+	local question=$DEMO_QUESTION
+	cat >"$nl_script" <<SQL
 -- RETRIEVE shows the tables Atrium would use for a question, and how they join:
 RETRIEVE $question;
 
-SQL
-	fi
-	probe=$(psql -X -w -At "$CLIENT_DSN" -c "/* nl: $question */" 2>&1 || true)
-	if [ -z "$probe" ]; then
-		note "natural-language questions are not implemented yet (PostgreSQL saw an empty query)"
-	else
-		cat >>"$nl_script" <<SQL
 -- A question in natural language. Without an LLM endpoint (DEMO_SERVE_FLAGS="--llm-url ...")
 -- the answer is an error that says so and shows what RETRIEVE found.
-/* nl: $question */;
-SQL
-	fi
+/* nl: How many tickets did each support agent resolve last month? */;
 
+-- A DBA taught Atrium this question with \`atrium examples add\` (above): asked again,
+-- Atrium runs the example's SQL, checked and run with this session's privileges,
+-- without asking an LLM.
+/* nl: $question */;
+
+-- Feedback on the session's last answer; a good one becomes a candidate example.
+/* nl-feedback: good */;
+
+-- A follow-up continues the previous question: its tables stay in play.
+RETRIEVE and only the gold tier ones?;
+
+-- The glossary: DBAs define business terms with SQL (ordinary SQL, passed through).
+INSERT INTO atrium.glossary (term, definition, sql_fragment, tables)
+VALUES ('net revenue', 'Order line quantity times unit price minus its discount, for orders that were not cancelled',
+        'sum(oi.quantity * oi.unit_price - oi.discount_amount) FILTER (WHERE o.status <> ''cancelled'')',
+        '{shop.orders,shop.order_items}')
+ON CONFLICT ((lower(btrim(term)))) DO NOTHING;
+
+-- A new question that names the term retrieves the term's tables (reason glossary).
+RETRIEVE What was our net revenue in June 2025?;
+SQL
 	echo
 	echo "================ psql \"$CLIENT_DSN\" ================"
 	psql -X -w -a -v ON_ERROR_STOP=1 -P pager=off "$CLIENT_DSN" -f "$script"
