@@ -80,8 +80,8 @@ type GlossaryHit struct {
 const (
 	DefaultExampleWeight  = 3.0
 	DefaultExampleGate    = 0.5
-	DefaultExamplePenalty = 1.0
-	DefaultFollowUpBonus  = 2.0
+	DefaultExamplePenalty = 2.0
+	DefaultFollowUpBonus  = 4.0
 )
 
 // Reasons the learning evidence adds to a table (RETRIEVE's reason column).
@@ -97,6 +97,13 @@ const (
 	// exampleNeighbours is how many of the most similar examples lend their
 	// tables a bonus.
 	exampleNeighbours = 3
+	maxNeighbours     = 8
+	// exampleSpread is how far below the most similar example's similarity
+	// another may be and still lend its tables.
+	exampleSpread = 0.1
+	// followUpPenalty lowers, in a follow-up, the logit of the tables the
+	// previous turn did not use.
+	followUpPenalty = 1.0
 	// lexicalShare weighs lexical against vector similarity when an
 	// embedder is configured.
 	lexicalShare = 0.5
@@ -105,10 +112,20 @@ const (
 // learningParams are the knobs of example evidence for one retrieval.
 type learningParams struct {
 	weight, gate, penalty, followUp float64
+	// neighbours is how many of the most similar examples may lend their
+	// tables; spread how far below the best one's similarity they may be.
+	neighbours int
+	spread     float64
 }
 
 func (c Config) learningParams() learningParams {
-	return learningParams{weight: c.ExampleWeight, gate: c.ExampleGate, penalty: c.ExamplePenalty, followUp: c.FollowUpBonus}
+	return learningParams{weight: c.ExampleWeight, gate: c.ExampleGate, penalty: c.ExamplePenalty, followUp: c.FollowUpBonus,
+		neighbours: exampleNeighbours, spread: exampleSpread}
+}
+
+// lends reports whether the i-th most similar example lends its tables.
+func (p learningParams) lends(ms []*exampleMatch, i int) bool {
+	return i < p.neighbours && ms[i].sim >= p.gate && ms[i].sim >= ms[0].sim-p.spread
 }
 
 // learningIndex is one learning_version of the examples and the glossary,
@@ -123,10 +140,6 @@ type learningIndex struct {
 	// idf of a stem over the example questions; unseen stems get idfMax.
 	idf    map[string]float64
 	idfMax float64
-	// names resolves a table a caller names (the previous turn's) to its
-	// id; filled with the names the index needed and extended lazily.
-	ids   map[string]int64
-	names map[int64]string
 }
 
 type learnedExample struct {
@@ -190,7 +203,7 @@ func (r *Retriever) learningIndex(ctx context.Context, lv, cv int64) (*learningI
 // resolves their tables against the catalog, in one repeatable-read
 // transaction so the versions match the rows.
 func (r *Retriever) loadLearning(ctx context.Context) (*learningIndex, error) {
-	li := &learningIndex{idf: map[string]float64{}, ids: map[string]int64{}, names: map[int64]string{}}
+	li := &learningIndex{idf: map[string]float64{}}
 	type rawExample struct {
 		id            int64
 		question, sql string
@@ -265,7 +278,6 @@ func (r *Retriever) loadLearning(ctx context.Context) (*learningIndex, error) {
 				if id, name, ok := res.resolve(t); ok && !containsID(le.ids, id) {
 					le.ids = append(le.ids, id)
 					le.hit.Tables = append(le.hit.Tables, name)
-					li.ids[strings.ToLower(name)], li.names[id] = id, name
 				}
 			}
 			li.examples = append(li.examples, le)
@@ -276,7 +288,6 @@ func (r *Retriever) loadLearning(ctx context.Context) (*learningIndex, error) {
 				if id, name, ok := res.resolve(t); ok && !containsID(g.ids, id) {
 					g.ids = append(g.ids, id)
 					g.hit.Tables = append(g.hit.Tables, name)
-					li.ids[strings.ToLower(name)], li.names[id] = id, name
 				}
 			}
 			g.stems = analyze(g.hit.Term, false).stems
@@ -370,7 +381,6 @@ type learningEvidence struct {
 	pinned map[int64]bool
 	// previous are the previous turn's tables.
 	previous map[int64]bool
-	prev     *Turn
 }
 
 type exampleMatch struct {
@@ -379,9 +389,10 @@ type exampleMatch struct {
 	exact bool
 }
 
-// match finds the examples close to q and the glossary terms it names.
-func (li *learningIndex) match(q *Query, prev *Turn) *learningEvidence {
-	ev := &learningEvidence{pinned: map[int64]bool{}, previous: map[int64]bool{}, prev: prev}
+// match finds the examples close to q and the glossary terms it names;
+// prev are the previous turn's tables.
+func (li *learningIndex) match(q *Query, prev map[int64]bool) *learningEvidence {
+	ev := &learningEvidence{pinned: map[int64]bool{}, previous: prev}
 	if li == nil {
 		return ev
 	}
@@ -423,8 +434,8 @@ func (li *learningIndex) match(q *Query, prev *Turn) *learningEvidence {
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].sim > ms[j].sim })
-	if len(ms) > exampleNeighbours+maxExampleHits {
-		ms = ms[:exampleNeighbours+maxExampleHits]
+	if len(ms) > maxNeighbours+maxExampleHits {
+		ms = ms[:maxNeighbours+maxExampleHits]
 	}
 	ev.examples = ms
 	if len(ms) > 0 {
@@ -439,14 +450,32 @@ func (li *learningIndex) match(q *Query, prev *Turn) *learningEvidence {
 			}
 		}
 	}
-	if prev != nil {
-		for _, name := range prev.Tables {
-			if id, ok := li.ids[strings.ToLower(strings.TrimSpace(name))]; ok {
-				ev.previous[id] = true
-			}
+	return ev
+}
+
+// previousTables resolves the previous turn's tables to catalog ids (one
+// query, only for a follow-up); names the catalog does not hold are
+// dropped.
+func (r *Retriever) previousTables(ctx context.Context, prev *Turn) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if prev == nil || len(prev.Tables) == 0 {
+		return out, nil
+	}
+	refs := parseTableNames(prev.Tables)
+	var want []string
+	for _, t := range refs {
+		want = append(want, strings.ToLower(t.name))
+	}
+	res, err := newTableResolver(ctx, r.db, want)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refs {
+		if id, _, ok := res.resolve(t); ok {
+			out[id] = true
 		}
 	}
-	return ev
+	return out, nil
 }
 
 func (li *learningIndex) idfOf(s string) float64 {
@@ -489,7 +518,7 @@ func cosine(a, b []float32) float64 {
 // candidateIDs are the tables the evidence adds to the candidate list:
 // those of examples at or above gate, the glossary's and the previous
 // turn's.
-func (ev *learningEvidence) candidateIDs(gate float64) []int64 {
+func (ev *learningEvidence) candidateIDs(p learningParams) []int64 {
 	var out []int64
 	seen := map[int64]bool{}
 	add := func(id int64) {
@@ -499,7 +528,7 @@ func (ev *learningEvidence) candidateIDs(gate float64) []int64 {
 		}
 	}
 	for i, m := range ev.examples {
-		if i >= exampleNeighbours || m.sim < gate {
+		if !p.lends(ev.examples, i) {
 			break
 		}
 		for _, id := range m.ex.ids {
@@ -532,7 +561,7 @@ func (ev *learningEvidence) bonuses(p learningParams) (bonus map[int64]float64, 
 			other = -p.penalty * ev.examples[0].sim
 		}
 		for i, m := range ev.examples {
-			if i >= exampleNeighbours || m.sim < p.gate {
+			if !p.lends(ev.examples, i) {
 				break
 			}
 			for _, id := range m.ex.ids {
@@ -545,7 +574,10 @@ func (ev *learningEvidence) bonuses(p learningParams) (bonus map[int64]float64, 
 			}
 		}
 	}
-	if p.followUp > 0 {
+	if p.followUp > 0 && len(ev.previous) > 0 {
+		// A follow-up's own words are few and say little about tables; one
+		// it does not share with the previous turn needs more evidence.
+		other = min(other, -followUpPenalty)
 		for id := range ev.previous {
 			bonus[id] = max(bonus[id], p.followUp)
 			reasons[id] = append(reasons[id], ReasonFollowUp)
@@ -762,16 +794,19 @@ func pinSelected(atr *atrResult, pinned map[int64]bool) {
 
 // overridesAbstention reports whether the evidence outweighs a weak
 // selection: a glossary term named (its tables are selected), an example
-// asked in the same words, or a follow-up whose previous tables were
-// selected with a logit above the floor (a follow-up's own words are
-// few: "and only for Portugal?" names nothing).
-func (ev *learningEvidence) overridesAbstention(atr *atrResult, floor float64) bool {
+// asked in the same words, or a selected table that a close example or
+// the previous turn lent its bonus with a logit still above the floor.
+// Abstention's coverage test asks whether the selected tables name the
+// question's words; a close example or the previous turn vouches for them
+// instead ("buyers" names no column; "and only for Portugal?" names
+// nothing of the previous turn's tables).
+func (ev *learningEvidence) overridesAbstention(atr *atrResult, floor float64, reasons map[int64][]string) bool {
 	for _, s := range atr.Ranked[:atr.Selected] {
 		id := s.Table.ID
-		if ev.pinned[id] || (ev.previous[id] && s.Logit >= floor) {
+		if ev.pinned[id] || (ev.exact && containsID(ev.examples[0].ex.ids, id)) {
 			return true
 		}
-		if ev.exact && containsID(ev.examples[0].ex.ids, id) {
+		if s.Logit >= floor && (containsString(reasons[id], ReasonExample) || containsString(reasons[id], ReasonFollowUp)) {
 			return true
 		}
 	}

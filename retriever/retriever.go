@@ -426,15 +426,21 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 	var extraValues map[int64][]ValueHit
 	keep := r.cfg.Candidates
 	learning := true
-	gate := r.cfg.ExampleGate
+	// The widest of the parameters asked for decides the candidates.
+	widest := r.cfg.learningParams()
 	if hooks != nil {
 		extraIDs, extraValues = hooks.extraIDs, hooks.extraValues
 		if hooks.keep > 0 {
 			keep = hooks.keep
 		}
 		learning = !hooks.noLearning
+		if len(hooks.learning) > 0 {
+			widest = hooks.learning[0]
+		}
 		for _, lp := range hooks.learning {
-			gate = min(gate, lp.gate)
+			widest.gate = min(widest.gate, lp.gate)
+			widest.neighbours = max(widest.neighbours, lp.neighbours)
+			widest.spread = max(widest.spread, lp.spread)
 		}
 	}
 	snap, err := r.snapshot(ctx, 0)
@@ -468,16 +474,20 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 		index: ix, terms: questionTerms(q, r.vocab, r.cfg.QuestionExpansion)}
 	ev := &learningEvidence{}
 	var li *learningIndex
+	var prevIDs map[int64]bool
 	if learning {
+		if prevIDs, err = r.previousTables(ctx, prev); err != nil {
+			return nil, err
+		}
 		// The cached index serves the question; the candidate query reads
 		// both versions, and a change (rare: a DBA edited an example or the
 		// glossary, or a sync ran) reloads it and asks again.
 		if li, err = r.learningIndex(ctx, 0, 0); err != nil {
 			return nil, err
 		}
-		ev = li.match(q, prev)
+		ev = li.match(q, prevIDs)
 	}
-	lids := ev.candidateIDs(gate)
+	lids := ev.candidateIDs(widest)
 	p.force = idSet(lids)
 	raws, version, lv, err := r.fetchCandidates(ctx, q, p, append(append([]int64(nil), extraIDs...), lids...))
 	if err != nil {
@@ -487,8 +497,8 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 		if li, err = r.learningIndex(ctx, lv, version); err != nil {
 			return nil, err
 		}
-		ev = li.match(q, prev)
-		lids = ev.candidateIDs(gate)
+		ev = li.match(q, prevIDs)
+		lids = ev.candidateIDs(widest)
 		p.force = idSet(lids)
 		if raws, version, _, err = r.fetchCandidates(ctx, q, p, append(append([]int64(nil), extraIDs...), lids...)); err != nil {
 			return nil, err
@@ -586,7 +596,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	// empty, and a weak best table must not pull in its join neighbours.
 	ab := abstain(p.q, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage)
 	res.BestLogit, res.Coverage = ab.best, ab.coverage
-	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor) {
+	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false
 	}
 	if ab.abstain {

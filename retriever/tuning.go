@@ -206,6 +206,10 @@ func (r *Retriever) RetrieveWith(ctx context.Context, question string, opts Retr
 // and Config.ExampleGate; 0 weight: none).
 type ExampleParams struct {
 	Weight, Gate, Penalty float64
+	// Neighbours and Spread: how many of the most similar examples lend
+	// their tables, and how far below the best one (0: defaults).
+	Neighbours int
+	Spread     float64
 }
 
 // RetrieveGrid runs the candidate stage once and the rest of the pipeline
@@ -219,7 +223,15 @@ func (r *Retriever) RetrieveGrid(ctx context.Context, question string, opts Retr
 	}
 	hooks := &evalHooks{exclude: opts.Exclude, pool: opts.Pool, noLearning: opts.NoLearning}
 	for _, g := range grid {
-		hooks.learning = append(hooks.learning, learningParams{weight: g.Weight, gate: g.Gate, penalty: g.Penalty, followUp: r.cfg.FollowUpBonus})
+		lp := r.cfg.learningParams()
+		lp.weight, lp.gate, lp.penalty = g.Weight, g.Gate, g.Penalty
+		if g.Neighbours > 0 {
+			lp.neighbours = g.Neighbours
+		}
+		if g.Spread > 0 {
+			lp.spread = g.Spread
+		}
+		hooks.learning = append(hooks.learning, lp)
 	}
 	var tm Timings
 	p, err := r.prepare(ctx, question, nil, hooks, &tm)

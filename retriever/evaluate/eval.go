@@ -118,7 +118,19 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	switch job.Examples {
 	case "":
 	case "split":
-		examples, bench.Questions = SplitExamples(bench.Questions)
+		// A question whose gold tables cannot be read (a few of Spider
+		// train's SQLite-only queries) can be neither an example nor
+		// scored: it is left out before the split.
+		kept := bench.Questions[:0]
+		for _, q := range bench.Questions {
+			if _, err := bench.GoldTables(&q); err == nil || q.Unanswerable() {
+				kept = append(kept, q)
+			}
+		}
+		if n := len(bench.Questions) - len(kept); n > 0 {
+			progress(job.Progress, "left out %d questions whose gold tables cannot be read\n", n)
+		}
+		examples, bench.Questions = SplitExamples(kept)
 	default:
 		return nil, fmt.Errorf("eval: unknown --examples mode %q (want split)", job.Examples)
 	}

@@ -49,10 +49,12 @@ type QualityStats struct {
 // GridPoint is the default pipeline's quality with one setting of the
 // example parameters.
 type GridPoint struct {
-	Weight  float64      `json:"weight"`
-	Gate    float64      `json:"gate"`
-	Penalty float64      `json:"penalty"`
-	Stats   QualityStats `json:"stats"`
+	Weight     float64      `json:"weight"`
+	Gate       float64      `json:"gate"`
+	Penalty    float64      `json:"penalty"`
+	Neighbours int          `json:"neighbours,omitempty"`
+	Spread     float64      `json:"spread,omitempty"`
+	Stats      QualityStats `json:"stats"`
 }
 
 func quality(a *accumulator) QualityStats {
@@ -144,7 +146,7 @@ func (s *splitAcc) report(examples int, grid []retriever.ExampleParams) *Example
 			With: quality(s.with[b]), Without: quality(s.without[b])})
 	}
 	for i, g := range grid {
-		out.Grid = append(out.Grid, GridPoint{Weight: g.Weight, Gate: g.Gate, Penalty: g.Penalty, Stats: quality(s.grid[i])})
+		out.Grid = append(out.Grid, GridPoint{Weight: g.Weight, Gate: g.Gate, Penalty: g.Penalty, Neighbours: g.Neighbours, Spread: g.Spread, Stats: quality(s.grid[i])})
 	}
 	return out
 }
@@ -157,9 +159,9 @@ func writeSplit(w io.Writer, sp *ExampleSplit) {
 			b.With.Precision, b.Without.Precision, b.With.Recall, b.Without.Recall, b.With.CompleteRecall, b.Without.CompleteRecall, b.With.F1, b.Without.F1)
 	}
 	if len(sp.Grid) > 0 {
-		fmt.Fprintf(w, "example parameter grid (default pipeline):\n%7s %5s %7s %9s %7s %8s %6s %10s\n", "weight", "gate", "penalty", "precision", "recall", "complete", "f1", "avg_tables")
+		fmt.Fprintf(w, "example parameter grid (default pipeline):\n%7s %5s %7s %4s %6s %9s %7s %8s %6s %10s\n", "weight", "gate", "penalty", "k", "spread", "precision", "recall", "complete", "f1", "avg_tables")
 		for _, g := range sp.Grid {
-			fmt.Fprintf(w, "%7.2f %5.2f %7.2f %9.3f %7.3f %8.3f %6.3f %10.2f\n", g.Weight, g.Gate, g.Penalty, g.Stats.Precision, g.Stats.Recall, g.Stats.CompleteRecall, g.Stats.F1, g.Stats.AvgTables)
+			fmt.Fprintf(w, "%7.2f %5.2f %7.2f %4d %6.2f %9.3f %7.3f %8.3f %6.3f %10.2f\n", g.Weight, g.Gate, g.Penalty, g.Neighbours, g.Spread, g.Stats.Precision, g.Stats.Recall, g.Stats.CompleteRecall, g.Stats.F1, g.Stats.AvgTables)
 		}
 	}
 }
