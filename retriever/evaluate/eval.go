@@ -382,13 +382,17 @@ func progress(w io.Writer, format string, args ...any) {
 // WriteTable prints a report as an aligned table.
 func (rep *EvalReport) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "benchmark %s, %d questions, %d unanswerable (default pipeline: %s)\n", rep.Benchmark, rep.Questions, rep.Unanswerable, rep.Default)
-	fmt.Fprintf(w, "%-15s %9s %7s %8s %6s %10s %7s %7s %7s %9s\n", "method", "precision", "recall", "complete", "f1", "avg_tables", "p50_ms", "p95_ms", "abstain", "false_abs")
+	width := 15
+	for m := range rep.Methods {
+		width = max(width, len(m))
+	}
+	fmt.Fprintf(w, "%-*s %9s %7s %8s %6s %10s %7s %7s %7s %9s\n", width, "method", "precision", "recall", "complete", "f1", "avg_tables", "p50_ms", "p95_ms", "abstain", "false_abs")
 	for _, m := range MethodOrder() {
 		s, ok := rep.Methods[m]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "%-15s %9.3f %7.3f %8.3f %6.3f %10.2f %7.2f %7.2f %7.3f %9.3f\n", m, s.Precision, s.Recall, s.CompleteRecall, s.F1, s.AvgTables, s.P50Ms, s.P95Ms, s.Abstain, s.FalseAbstain)
+		fmt.Fprintf(w, "%-*s %9.3f %7.3f %8.3f %6.3f %10.2f %7.2f %7.2f %7.3f %9.3f\n", width, m, s.Precision, s.Recall, s.CompleteRecall, s.F1, s.AvgTables, s.P50Ms, s.P95Ms, s.Abstain, s.FalseAbstain)
 	}
 	if s, ok := rep.Methods[rep.Default]; ok && len(s.AbstainByKind) > 0 {
 		kinds := make([]string, 0, len(s.AbstainByKind))
