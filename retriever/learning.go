@@ -78,9 +78,9 @@ type GlossaryHit struct {
 // and glossary in retrieval" in docs/retrieval.md for the command. Both
 // are on the lite scorer's logit scale: retraining it may move them.
 const (
-	DefaultExampleWeight  = 3.0
+	DefaultExampleWeight  = 6.0
 	DefaultExampleGate    = 0.5
-	DefaultExamplePenalty = 2.0
+	DefaultExamplePenalty = 3.0
 	DefaultFollowUpBonus  = 4.0
 )
 

@@ -210,7 +210,9 @@ type EvalOptions struct {
 func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, opts EvalOptions) (*EvalReport, error) {
 	accs := map[string]*accumulator{}
 	for _, m := range MethodOrder() {
-		accs[m] = &accumulator{}
+		if m != MethodNoExamples {
+			accs[m] = &accumulator{}
+		}
 	}
 	qs := bench.Questions
 	if opts.Limit > 0 && opts.Limit < len(qs) {

@@ -62,8 +62,10 @@ func quality(a *accumulator) QualityStats {
 	return QualityStats{Precision: s.Precision, Recall: s.Recall, CompleteRecall: s.CompleteRecall, F1: s.F1, AvgTables: s.AvgTables}
 }
 
-// similarityEdges are the bucket bounds.
-var similarityEdges = []float64{0, 0.3, 0.6, 1.0000001}
+// similarityEdges are the bucket bounds: below 0.3 nothing is alike,
+// below the default gate (0.5) no example lends its tables, above 0.6 the
+// example is usually a paraphrase.
+var similarityEdges = []float64{0, 0.3, 0.5, 0.6, 1.0000001}
 
 // SplitExamples splits questions per database, in file order: those at
 // even positions within their database become examples, the others are
