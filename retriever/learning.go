@@ -79,7 +79,7 @@ type GlossaryHit struct {
 // are on the lite scorer's logit scale: retraining it may move them.
 const (
 	DefaultExampleWeight  = 6.0
-	DefaultExampleGate    = 0.5
+	DefaultExampleGate    = 0.45
 	DefaultExamplePenalty = 3.0
 	DefaultFollowUpBonus  = 4.0
 )
@@ -106,7 +106,7 @@ const (
 	followUpPenalty = 1.0
 	// lexicalShare weighs lexical against vector similarity when an
 	// embedder is configured.
-	lexicalShare = 0.5
+	lexicalShare = 0.85
 )
 
 // learningParams are the knobs of example evidence for one retrieval.

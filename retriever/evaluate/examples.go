@@ -63,9 +63,9 @@ func quality(a *accumulator) QualityStats {
 }
 
 // similarityEdges are the bucket bounds: below 0.3 nothing is alike,
-// below the default gate (0.5) no example lends its tables, above 0.6 the
+// below the default gate no example lends its tables, above 0.6 the
 // example is usually a paraphrase.
-var similarityEdges = []float64{0, 0.3, 0.5, 0.6, 1.0000001}
+var similarityEdges = []float64{0, 0.3, retriever.DefaultExampleGate, 0.6, 1.0000001}
 
 // SplitExamples splits questions per database, in file order: those at
 // even positions within their database become examples, the others are
