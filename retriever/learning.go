@@ -78,9 +78,9 @@ type GlossaryHit struct {
 // and glossary in retrieval" in docs/retrieval.md for the command. Both
 // are on the lite scorer's logit scale: retraining it may move them.
 const (
-	DefaultExampleWeight  = 6.0
+	DefaultExampleWeight  = 4.0
 	DefaultExampleGate    = 0.45
-	DefaultExamplePenalty = 3.0
+	DefaultExamplePenalty = 4.0
 	DefaultFollowUpBonus  = 4.0
 )
 
@@ -101,6 +101,9 @@ const (
 	// exampleSpread is how far below the most similar example's similarity
 	// another may be and still lend its tables.
 	exampleSpread = 0.1
+	// examplePenaltyGate: see learningParams.penaltyGate (the larger of it
+	// and the gate applies).
+	examplePenaltyGate = 0.55
 	// followUpPenalty lowers, in a follow-up, the logit of the tables the
 	// previous turn did not use.
 	followUpPenalty = 1.0
@@ -116,11 +119,14 @@ type learningParams struct {
 	// tables; spread how far below the best one's similarity they may be.
 	neighbours int
 	spread     float64
+	// penaltyGate is the least similarity of the best example at which the
+	// other tables are penalised (below it, its tables only gain).
+	penaltyGate float64
 }
 
 func (c Config) learningParams() learningParams {
 	return learningParams{weight: c.ExampleWeight, gate: c.ExampleGate, penalty: c.ExamplePenalty, followUp: c.FollowUpBonus,
-		neighbours: exampleNeighbours, spread: exampleSpread}
+		neighbours: exampleNeighbours, spread: exampleSpread, penaltyGate: max(c.ExampleGate, examplePenaltyGate)}
 }
 
 // lends reports whether the i-th most similar example lends its tables.
@@ -557,7 +563,7 @@ func (ev *learningEvidence) bonuses(p learningParams) (bonus map[int64]float64, 
 	bonus = map[int64]float64{}
 	reasons = map[int64][]string{}
 	if p.weight > 0 {
-		if len(ev.examples) > 0 && ev.examples[0].sim >= p.gate && len(ev.examples[0].ex.ids) > 0 {
+		if len(ev.examples) > 0 && ev.examples[0].sim >= max(p.gate, p.penaltyGate) && len(ev.examples[0].ex.ids) > 0 {
 			other = -p.penalty * ev.examples[0].sim
 		}
 		for i, m := range ev.examples {

@@ -210,6 +210,9 @@ type ExampleParams struct {
 	// their tables, and how far below the best one (0: defaults).
 	Neighbours int
 	Spread     float64
+	// PenaltyGate is the least similarity at which the penalty applies
+	// (0: the gate).
+	PenaltyGate float64
 }
 
 // RetrieveGrid runs the candidate stage once and the rest of the pipeline
@@ -231,6 +234,7 @@ func (r *Retriever) RetrieveGrid(ctx context.Context, question string, opts Retr
 		if g.Spread > 0 {
 			lp.spread = g.Spread
 		}
+		lp.penaltyGate = g.PenaltyGate
 		hooks.learning = append(hooks.learning, lp)
 	}
 	var tm Timings

@@ -45,7 +45,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	exampleWeight := fs.Float64("example-weight", 0, "logit bonus bound for an example's tables (0: the shipped default; negative: off)")
 	exampleGate := fs.Float64("example-gate", 0, "least question similarity at which an example lends its tables a bonus (0: the shipped default)")
 	examplePenalty := fs.Float64("example-penalty", 0, "logit penalty bound for tables a close example does not name (0: the shipped default; negative: none)")
-	exampleGrid := fs.String("examples-grid", "", "with --examples split, also score each weight:gate:penalty[:neighbours[:spread]] entry of this comma-separated list (tuning, on training questions only)")
+	exampleGrid := fs.String("examples-grid", "", "with --examples split, also score each weight:gate:penalty[:neighbours[:spread[:penalty_gate]]] entry of this comma-separated list (tuning, on training questions only)")
 	atr := addATRFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
@@ -77,18 +77,18 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 			return usageError{"--examples-grid needs --examples split"}
 		}
 		for _, triple := range strings.Split(*exampleGrid, ",") {
-			var v [5]float64
+			var v [6]float64
 			parts := strings.Split(strings.TrimSpace(triple), ":")
-			ok := len(parts) >= 3 && len(parts) <= 5
+			ok := len(parts) >= 3 && len(parts) <= 6
 			for i := 0; ok && i < len(parts); i++ {
 				f, err := strconv.ParseFloat(parts[i], 64)
 				ok = err == nil
 				v[i] = f
 			}
 			if !ok {
-				return usageError{fmt.Sprintf("--examples-grid: %q is not weight:gate:penalty[:neighbours[:spread]]", triple)}
+				return usageError{fmt.Sprintf("--examples-grid: %q is not weight:gate:penalty[:neighbours[:spread[:penalty_gate]]]", triple)}
 			}
-			grid = append(grid, retriever.ExampleParams{Weight: v[0], Gate: v[1], Penalty: v[2], Neighbours: int(v[3]), Spread: v[4]})
+			grid = append(grid, retriever.ExampleParams{Weight: v[0], Gate: v[1], Penalty: v[2], Neighbours: int(v[3]), Spread: v[4], PenaltyGate: v[5]})
 		}
 	}
 	if *floor != "" {

@@ -49,12 +49,13 @@ type QualityStats struct {
 // GridPoint is the default pipeline's quality with one setting of the
 // example parameters.
 type GridPoint struct {
-	Weight     float64      `json:"weight"`
-	Gate       float64      `json:"gate"`
-	Penalty    float64      `json:"penalty"`
-	Neighbours int          `json:"neighbours,omitempty"`
-	Spread     float64      `json:"spread,omitempty"`
-	Stats      QualityStats `json:"stats"`
+	Weight      float64      `json:"weight"`
+	Gate        float64      `json:"gate"`
+	Penalty     float64      `json:"penalty"`
+	Neighbours  int          `json:"neighbours,omitempty"`
+	Spread      float64      `json:"spread,omitempty"`
+	PenaltyGate float64      `json:"penalty_gate,omitempty"`
+	Stats       QualityStats `json:"stats"`
 }
 
 func quality(a *accumulator) QualityStats {
@@ -148,7 +149,7 @@ func (s *splitAcc) report(examples int, grid []retriever.ExampleParams) *Example
 			With: quality(s.with[b]), Without: quality(s.without[b])})
 	}
 	for i, g := range grid {
-		out.Grid = append(out.Grid, GridPoint{Weight: g.Weight, Gate: g.Gate, Penalty: g.Penalty, Neighbours: g.Neighbours, Spread: g.Spread, Stats: quality(s.grid[i])})
+		out.Grid = append(out.Grid, GridPoint{Weight: g.Weight, Gate: g.Gate, Penalty: g.Penalty, Neighbours: g.Neighbours, Spread: g.Spread, PenaltyGate: g.PenaltyGate, Stats: quality(s.grid[i])})
 	}
 	return out
 }
