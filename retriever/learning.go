@@ -146,6 +146,10 @@ type learningIndex struct {
 	// idf of a stem over the example questions; unseen stems get idfMax.
 	idf    map[string]float64
 	idfMax float64
+	// byStem and byNorm index the examples (positions in examples) by
+	// content stem and by normalised question.
+	byStem map[string][]int
+	byNorm map[string][]int
 }
 
 type learnedExample struct {
@@ -317,17 +321,26 @@ func (r *Retriever) loadLearning(ctx context.Context) (*learningIndex, error) {
 		li.idf[s] = math.Log((n+1)/(float64(d)+1)) + 1
 	}
 	li.idfMax = math.Log(n+1) + 1
-	for _, le := range li.examples {
-		for _, s := range le.stems {
-			le.norm2 += li.idf[s] * li.idf[s]
-		}
-	}
+	li.index()
 	if r.emb != nil && len(li.examples) > 0 {
 		if err := li.embed(ctx, r.emb); err != nil {
 			return nil, err
 		}
 	}
 	return li, nil
+}
+
+// index computes the examples' idf norms and the lookup maps.
+func (li *learningIndex) index() {
+	li.byStem, li.byNorm = map[string][]int{}, map[string][]int{}
+	for i, le := range li.examples {
+		le.norm2 = 0
+		for _, s := range le.stems {
+			le.norm2 += li.idf[s] * li.idf[s]
+			li.byStem[s] = append(li.byStem[s], i)
+		}
+		li.byNorm[le.norm] = append(li.byNorm[le.norm], i)
+	}
 }
 
 // embed embeds the example questions in batches.
@@ -347,7 +360,7 @@ func (li *learningIndex) embed(ctx context.Context, emb Embedder) error {
 			return fmt.Errorf("embed example questions: %d vectors for %d questions", len(vs), len(part))
 		}
 		for j, le := range part {
-			le.vec = vs[j]
+			le.vec = unit(vs[j])
 		}
 	}
 	li.embedder = emb.Name()
@@ -411,37 +424,68 @@ func (li *learningIndex) match(q *Query, prev map[int64]bool) *learningEvidence 
 	}
 	var qvec []float32
 	if li.embedder != "" {
-		qvec = q.Embedding
+		qvec = unit(q.Embedding)
 	}
-	var ms []*exampleMatch
-	for _, le := range li.examples {
-		m := &exampleMatch{ex: le}
-		if le.norm == norm {
+	// Only examples sharing a content stem with the question (or equal to
+	// it) are scored: one without any is below every gate, vector
+	// similarity (weighted 1−lexicalShare) or not.
+	dots := map[int]float64{}
+	for _, st := range qstems {
+		w := li.idf[st] * li.idf[st]
+		for _, i := range li.byStem[st] {
+			dots[i] += w
+		}
+	}
+	exact := map[int]bool{}
+	for _, i := range li.byNorm[norm] {
+		exact[i] = true
+		dots[i] += 0
+	}
+	// The best keep, by similarity then example id (results must not
+	// depend on map order), by insertion: keep is small.
+	const keep = maxNeighbours + maxExampleHits
+	better := func(a, b exampleMatch) bool {
+		if a.sim != b.sim {
+			return a.sim > b.sim
+		}
+		return a.ex.hit.ID < b.ex.hit.ID
+	}
+	top := make([]exampleMatch, 0, keep+1)
+	for i, dot := range dots {
+		le := li.examples[i]
+		m := exampleMatch{ex: le}
+		if exact[i] {
 			m.sim, m.exact = 1, true
 		} else {
 			lex := 0.0
 			if qn2 > 0 && le.norm2 > 0 {
-				dot := 0.0
-				for _, s := range le.stems {
-					if q.content.set[s] {
-						dot += li.idf[s] * li.idf[s]
-					}
-				}
 				lex = dot / math.Sqrt(qn2*le.norm2)
 			}
 			m.sim = lex
 			if len(qvec) > 0 && len(le.vec) == len(qvec) {
-				m.sim = lexicalShare*lex + (1-lexicalShare)*max(0, cosine(qvec, le.vec))
+				if len(top) == keep && lexicalShare*lex+(1-lexicalShare) < top[keep-1].sim {
+					continue // cannot enter the best keep whatever its vector
+				}
+				m.sim = lexicalShare*lex + (1-lexicalShare)*max(0, dot32(qvec, le.vec))
 			}
 			m.sim = min(max(m.sim, 0), 1)
 		}
-		if m.sim > 0 {
-			ms = append(ms, m)
+		if m.sim <= 0 || (len(top) == keep && !better(m, top[keep-1])) {
+			continue
+		}
+		j := len(top)
+		top = append(top, m)
+		for ; j > 0 && better(m, top[j-1]); j-- {
+			top[j] = top[j-1]
+		}
+		top[j] = m
+		if len(top) > keep {
+			top = top[:keep]
 		}
 	}
-	sort.SliceStable(ms, func(i, j int) bool { return ms[i].sim > ms[j].sim })
-	if len(ms) > maxNeighbours+maxExampleHits {
-		ms = ms[:maxNeighbours+maxExampleHits]
+	ms := make([]*exampleMatch, len(top))
+	for i := range top {
+		ms[i] = &top[i]
 	}
 	ev.examples = ms
 	if len(ms) > 0 {
@@ -508,17 +552,29 @@ func containsRun(seq, run []string) bool {
 	return false
 }
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
+// unit returns v scaled to length 1 (nil for a zero vector).
+func unit(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return nil
+	}
+	n = math.Sqrt(n)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out
+}
+
+func dot32(a, b []float32) float64 {
+	var d float32
 	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
+		d += a[i] * b[i]
 	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
+	return float64(d)
 }
 
 // candidateIDs are the tables the evidence adds to the candidate list:
