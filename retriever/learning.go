@@ -22,9 +22,14 @@ import (
 //     the candidates and a logit bonus to them, bounded by
 //     Config.ExampleWeight and zero below the similarity gate
 //     Config.ExampleGate, so an unrelated example cannot force a table in;
+//     a very close one also lowers the other tables' logits (bounded by
+//     Config.ExamplePenalty), so its tables are not diluted;
 //   - a glossary term the question names has its tables chosen;
 //   - a follow-up keeps the previous turn's tables as candidates with a
-//     bounded bonus (Config.FollowUpBonus).
+//     bounded bonus (Config.FollowUpBonus) and lowers the others a little.
+//
+// The shifts are added to whatever Scorer is configured (bonusScorer), so
+// Algorithm 1, abstention and expansion see them as the scorer's opinion.
 
 // Turn is a session's previous question, given with a follow-up so that
 // retrieval keeps its tables as candidates.
@@ -607,14 +612,15 @@ func (ev *learningEvidence) candidateIDs(p learningParams) []int64 {
 	return out
 }
 
-// bonuses are the logit shifts of p: an example's tables get
-// weight·similarity from the most similar of the exampleNeighbours best
-// examples at or above the gate (nothing below it), the previous turn's
-// tables followUp (a table with both gets the larger); when an example
-// passed the gate, every other table gets −penalty·similarity of the
-// best example (other), so that a close example's tables are chosen
-// without the scorer's second thoughts, unless it rates another table far
-// above them. Glossary and previous tables are never penalised.
+// bonuses are the logit shifts of p: the tables of the examples that lend
+// (p.lends: among the p.neighbours most similar, at or above the gate and
+// within p.spread of the best) get weight·similarity, the best such; the
+// previous turn's tables followUp (a table with both gets the larger).
+// Every other table gets other: −penalty·similarity of the best example
+// when that reaches p.penaltyGate, so that a close example's tables are
+// chosen unless the scorer rates another table far above them, and at
+// most −followUpPenalty in a follow-up. Glossary tables are never
+// lowered.
 func (ev *learningEvidence) bonuses(p learningParams) (bonus map[int64]float64, reasons map[int64][]string, other float64) {
 	bonus = map[int64]float64{}
 	reasons = map[int64][]string{}
