@@ -695,6 +695,8 @@ type bonusScorer struct {
 	Scorer
 	bonus map[int64]float64
 	other float64
+	// spare, when set, exempts a table from a negative other.
+	spare func(*TableInfo) bool
 }
 
 func (b bonusScorer) Score(ctx context.Context, q *Query, window []*Candidate) ([]float64, float64, error) {
@@ -705,7 +707,7 @@ func (b bonusScorer) Score(ctx context.Context, q *Query, window []*Candidate) (
 	for i, c := range window {
 		if v, ok := b.bonus[c.Table.ID]; ok {
 			logits[i] += v
-		} else {
+		} else if b.other >= 0 || b.spare == nil || !b.spare(c.Table) {
 			logits[i] += b.other
 		}
 	}
@@ -841,6 +843,36 @@ func (tr *tableResolver) resolve(t tableRef) (int64, string, bool) {
 		return cs[0].id, cs[0].schema + "." + cs[0].name, true
 	}
 	return pick(func(c catalogName) bool { return c.schema == "public" })
+}
+
+// namedBeyondExample reports whether the question names t (every word of
+// its name, generic words aside) and the closest example's question does
+// not: the question asks for something the example did not, and the
+// example's penalty must not keep that table out.
+func (ev *learningEvidence) namedBeyondExample(q *Query) func(*TableInfo) bool {
+	if len(ev.examples) == 0 {
+		return nil
+	}
+	ex := map[string]bool{}
+	for _, st := range ev.examples[0].ex.stems {
+		ex[st] = true
+	}
+	return func(t *TableInfo) bool {
+		named, beyond := false, false
+		for _, st := range t.nameA.stems {
+			if genericWords[st] || stopwords[st] {
+				continue
+			}
+			if !q.content.set[st] {
+				return false
+			}
+			named = true
+			if !ex[st] {
+				beyond = true
+			}
+		}
+		return named && beyond
+	}
 }
 
 // pinSelected moves the pinned tables Algorithm 1 left out into its

@@ -274,3 +274,18 @@ func TestSQLRelationsAndNames(t *testing.T) {
 	require.True(t, containsRun([]string{"how", "many", "activ", "customer"}, []string{"activ", "customer"}))
 	require.False(t, containsRun([]string{"activ", "x", "customer"}, []string{"activ", "customer"}))
 }
+
+// A table the question names and its closest example does not is spared
+// the example's penalty; one both name, or neither, is not.
+func TestNamedBeyondExample(t *testing.T) {
+	ex := &learnedExample{stems: distinct(analyze("How many high schoolers are there?", true).stems)}
+	ev := &learningEvidence{examples: []*exampleMatch{{ex: ex, sim: 0.8}}}
+	q := newQuery("Return the number of likes that the high schooler named Kyle has.", nil, nil)
+	spare := ev.namedBeyondExample(q)
+	table := func(name string) *TableInfo { return &TableInfo{Name: name, nameA: analyze(name, false)} }
+	require.True(t, spare(table("likes")))
+	require.False(t, spare(table("high_schooler")), "the example names it too")
+	require.False(t, spare(table("friend")), "the question does not name it")
+	require.False(t, spare(table("id")), "generic words name nothing")
+	require.Nil(t, (&learningEvidence{}).namedBeyondExample(q))
+}
