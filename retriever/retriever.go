@@ -65,8 +65,10 @@ type Config struct {
 	// lends its tables anything. Default DefaultExampleGate.
 	ExampleGate float64
 	// ExamplePenalty lowers the logit of every table a close example
-	// does not name by ExamplePenalty × its similarity (only when one
-	// passed the gate). Default DefaultExamplePenalty; negative: none.
+	// does not name by ExamplePenalty × its similarity, when the closest
+	// example's similarity reaches the gate and 0.55 (a table the question
+	// names and the example does not is spared). Default
+	// DefaultExamplePenalty; negative: none.
 	ExamplePenalty float64
 	// FollowUpBonus is the logit bonus the previous turn's tables get in a
 	// follow-up (RetrieveAsk with Previous). Default DefaultFollowUpBonus;
