@@ -190,7 +190,7 @@ func normalizeQuestion(s string) string {
 // learningState reads the two versions the index depends on.
 const learningStateSQL = `SELECT version, learning_version FROM atrium.catalog_state`
 
-// index returns the learning index for learning version lv and catalog
+// learningIndex returns the learning index for learning version lv and catalog
 // version cv (0: whatever is cached, loading it when absent).
 func (r *Retriever) learningIndex(ctx context.Context, lv, cv int64) (*learningIndex, error) {
 	ok := func(li *learningIndex) bool {
