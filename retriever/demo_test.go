@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/catalog"
@@ -26,6 +27,24 @@ import (
 func TestDemoQuestionSpansSchemas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	pool, emb := sampleCatalog(ctx, t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	res, err := r.Retrieve(ctx, "Which customers opened the most support tickets about late deliveries?")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("chosen: %v", got)
+	require.Contains(t, got, "shop.customers")
+	require.Contains(t, got, "support.tickets")
+	for _, name := range got {
+		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
+	}
+}
+
+// sampleCatalog loads the bundled sample database (deploy/sample) into a
+// fresh database and syncs its catalog.
+func sampleCatalog(ctx context.Context, t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
+	t.Helper()
 	dsn := testdb.New(t, "vector", "pg_trgm")
 	pool, err := OpenPool(ctx, dsn, 100, nil)
 	require.NoError(t, err)
@@ -49,14 +68,35 @@ func TestDemoQuestionSpansSchemas(t *testing.T) {
 	emb := catalog.NewBuiltinEmbedder(0)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
 	require.NoError(t, err)
+	return pool, emb
+}
+
+// Issue 12's check: a question using a glossary term retrieves the term's
+// tables on the sample database, and lists the term.
+func TestSampleGlossaryTerm(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, emb := sampleCatalog(ctx, t)
 	r, err := New(pool, Config{}, Options{Embedder: emb})
 	require.NoError(t, err)
-	res, err := r.Retrieve(ctx, "Which customers opened the most support tickets about late deliveries?")
+	const q = "How many active customers do we have in Portugal?"
+	before, err := r.Retrieve(ctx, q)
+	require.NoError(t, err)
+	t.Logf("without the glossary: %v", chosenNames(before))
+	_, err = pool.Exec(ctx, `INSERT INTO atrium.glossary (term, definition, sql_fragment, tables) VALUES
+		('active customer', 'A customer with an order in the last 90 days.',
+		 'EXISTS (SELECT 1 FROM shop.orders o WHERE o.customer_id = c.customer_id AND o.ordered_at > now() - interval ''90 days'')',
+		 '{shop.customers,shop.orders}')`)
+	require.NoError(t, err)
+	res, err := r.Retrieve(ctx, q)
 	require.NoError(t, err)
 	got := chosenNames(res)
-	t.Logf("chosen: %v", got)
+	t.Logf("with the glossary: %v", got)
 	require.Contains(t, got, "shop.customers")
-	require.Contains(t, got, "support.tickets")
+	require.Contains(t, got, "shop.orders")
+	require.Contains(t, reasonsOf(res, "shop.orders"), ReasonGlossary)
+	require.Len(t, res.Glossary, 1)
+	require.Equal(t, "active customer", res.Glossary[0].Term)
 	for _, name := range got {
 		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
 	}

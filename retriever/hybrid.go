@@ -73,7 +73,8 @@ SELECT t.id,
        CASE WHEN $2::vector IS NULL OR t.embedding IS NULL THEN 0 ELSE 1 - (t.embedding <=> $2::vector) END,
        coalesce((SELECT array_agg(val.column_name || E'\x1f' || val.value ORDER BY val.column_name, val.value)
                  FROM val WHERE val.table_id = t.id), '{}'),
-       (SELECT version FROM atrium.catalog_state)
+       (SELECT version FROM atrium.catalog_state),
+       (SELECT learning_version FROM atrium.catalog_state)
 FROM atrium.tables t CROSS JOIN lq
 WHERE t.id = ANY (ARRAY(SELECT id FROM ids))
 ORDER BY t.id`
@@ -92,6 +93,9 @@ type hybridParams struct {
 	// falls back to ts_rank_cd in SQL.
 	index *lexIndex
 	terms []queryTerm
+	// force are tables kept among the candidates whatever their rank:
+	// the learning evidence's (examples, glossary, previous turn).
+	force map[int64]bool
 }
 
 type rawCandidate struct {
@@ -103,7 +107,7 @@ type rawCandidate struct {
 
 // fetchCandidates runs candidateSQL. extraIDs and extraValues let training
 // supply value evidence that the database does not hold (see train.go).
-func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParams, extraIDs []int64) ([]rawCandidate, int64, error) {
+func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParams, extraIDs []int64) (_ []rawCandidate, version, learningVersion int64, _ error) {
 	lexTerms := tsqueryTerms(q.all.words, true)
 	valTerms := tsqueryTerms(q.all.words, false)
 	var valKept []string
@@ -124,7 +128,7 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 	if p.stats != nil && p.stats.ndoc != nil {
 		words, err := p.stats.words(ctx, r.db, append(append([]string(nil), lexTerms...), valKept...))
 		if err != nil {
-			return nil, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
+			return nil, 0, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
 		}
 		matchQuery = p.stats.matchQuery(lexTerms, words)
 		valKept = rareValueTerms(valKept, words)
@@ -140,17 +144,16 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 	rows, err := r.db.Query(ctx, candidateSQL,
 		lexQuery, vec, p.perList, strings.Join(valKept, " | "), extraIDs, p.valueRows, matchQuery)
 	if err != nil {
-		return nil, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
+		return nil, 0, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
 	}
 	defer rows.Close()
 	var out []rawCandidate
-	var version int64
 	for rows.Next() {
 		var c rawCandidate
 		var lex, sem float32
 		var vals []string
-		if err := rows.Scan(&c.id, &lex, &sem, &vals, &version); err != nil {
-			return nil, 0, fmt.Errorf("hybrid search: %w", err)
+		if err := rows.Scan(&c.id, &lex, &sem, &vals, &version, &learningVersion); err != nil {
+			return nil, 0, 0, fmt.Errorf("hybrid search: %w", err)
 		}
 		c.lex, c.sem = float64(lex), float64(sem)
 		if p.index != nil {
@@ -163,9 +166,9 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
+		return nil, 0, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
 	}
-	return out, version, nil
+	return out, version, learningVersion, nil
 }
 
 // combine turns the raw union into the ranked candidate list: min-max
@@ -229,7 +232,13 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 		return cands[i].Table.Name < cands[j].Table.Name
 	})
 	if len(cands) > p.keep {
-		cands = cands[:p.keep]
+		kept := cands[:p.keep:p.keep]
+		for _, c := range cands[p.keep:] {
+			if p.force[c.Table.ID] {
+				kept = append(kept, c)
+			}
+		}
+		cands = kept
 	}
 	for i, c := range cands {
 		c.Rank = i + 1

@@ -46,6 +46,27 @@ type JSONResult struct {
 	TimingsMs      struct {
 		Embed, Hybrid, ATR, Expand, Multihop, Total float64
 	} `json:"timings_ms"`
+	// Examples and Glossary are the curated examples close to the
+	// question and the glossary terms it names.
+	Examples []JSONExample  `json:"examples,omitempty"`
+	Glossary []JSONGlossary `json:"glossary,omitempty"`
+}
+
+// JSONGlossary is one glossary term of a JSONResult.
+type JSONGlossary struct {
+	ID         int64    `json:"id"`
+	Term       string   `json:"term"`
+	Definition string   `json:"definition"`
+	Tables     []string `json:"tables"`
+}
+
+// JSONExample is one example of a JSONResult.
+type JSONExample struct {
+	ID         int64    `json:"id"`
+	Question   string   `json:"question"`
+	Similarity float64  `json:"similarity"`
+	Exact      bool     `json:"exact"`
+	Tables     []string `json:"tables"`
 }
 
 // JSONTable is one table of a JSONResult.
@@ -72,6 +93,12 @@ func ResultJSON(res *Result) *JSONResult {
 	}
 	for _, p := range res.JoinPaths {
 		out.JoinPaths = append(out.JoinPaths, p.String())
+	}
+	for _, e := range res.Examples {
+		out.Examples = append(out.Examples, JSONExample{ID: e.ID, Question: e.Question, Similarity: e.Similarity, Exact: e.Exact, Tables: e.Tables})
+	}
+	for _, g := range res.Glossary {
+		out.Glossary = append(out.Glossary, JSONGlossary{ID: g.ID, Term: g.Term, Definition: g.Definition, Tables: g.Tables})
 	}
 	ms := func(d interface{ Seconds() float64 }) float64 { return d.Seconds() * 1000 }
 	out.TimingsMs.Embed, out.TimingsMs.Hybrid, out.TimingsMs.ATR = ms(res.Timings.Embed), ms(res.Timings.Hybrid), ms(res.Timings.ATR)

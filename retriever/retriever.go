@@ -57,6 +57,23 @@ type Config struct {
 	// matched values) for anything to be chosen. Nil:
 	// DefaultAbstainCoverage; 0 disables.
 	AbstainCoverage *float64
+	// ExampleWeight bounds the logit bonus an example's tables get: the
+	// bonus is ExampleWeight × the example's similarity to the question.
+	// Default DefaultExampleWeight; negative disables example evidence.
+	ExampleWeight float64
+	// ExampleGate is the least similarity (in [0, 1]) at which an example
+	// lends its tables anything. Default DefaultExampleGate.
+	ExampleGate float64
+	// ExamplePenalty lowers the logit of every table a close example
+	// does not name by ExamplePenalty × its similarity, when the closest
+	// example's similarity reaches the gate and 0.55 (a table the question
+	// names and the example does not is spared). Default
+	// DefaultExamplePenalty; negative: none.
+	ExamplePenalty float64
+	// FollowUpBonus is the logit bonus the previous turn's tables get in a
+	// follow-up (RetrieveAsk with Previous). Default DefaultFollowUpBonus;
+	// negative disables.
+	FollowUpBonus float64
 }
 
 // DefaultWindow and DefaultRetain are ATR's sliding window W and the R
@@ -102,6 +119,27 @@ func (c Config) withDefaults() Config {
 		c.MaxQuestionBytes = 4096
 	}
 	c.Multihop = c.Multihop.withDefaults()
+	switch {
+	case c.ExampleWeight == 0:
+		c.ExampleWeight = DefaultExampleWeight
+	case c.ExampleWeight < 0:
+		c.ExampleWeight = 0
+	}
+	switch {
+	case c.ExamplePenalty == 0:
+		c.ExamplePenalty = DefaultExamplePenalty
+	case c.ExamplePenalty < 0:
+		c.ExamplePenalty = 0
+	}
+	if c.ExampleGate <= 0 {
+		c.ExampleGate = DefaultExampleGate
+	}
+	switch {
+	case c.FollowUpBonus == 0:
+		c.FollowUpBonus = DefaultFollowUpBonus
+	case c.FollowUpBonus < 0:
+		c.FollowUpBonus = 0
+	}
 	if c.AbstainFloor == nil {
 		v := DefaultAbstainFloor
 		c.AbstainFloor = &v
@@ -146,6 +184,8 @@ type Retriever struct {
 	// lexIndex is the BM25F index of the lexical list (bm25.go).
 	lexIndex lexIndexCache
 	vocab    *vocab.Lexicon
+	// learn is the examples and glossary (learning.go).
+	learn learningCache
 }
 
 // New returns a retriever over the catalog in db. The pool should run
@@ -276,6 +316,9 @@ type Result struct {
 	// Previous is the turn the question followed up, when RetrieveAsk
 	// was given one.
 	Previous *Turn
+	// NearestExample is the similarity of the closest example's question
+	// (0 when there is none), listed or not.
+	NearestExample float64
 }
 
 // ResultTable is one table of a Result.
@@ -317,7 +360,7 @@ const rejectedShown = 5
 // Retrieve runs the pipeline for one question: hybrid candidates, ATR,
 // expansion and (when configured) multi-hop.
 func (r *Retriever) Retrieve(ctx context.Context, question string) (*Result, error) {
-	return r.retrieve(ctx, question, nil)
+	return r.retrieve(ctx, Ask{Question: question}, nil)
 }
 
 func checkQuestion(q string, maxBytes int) (string, error) {
@@ -375,16 +418,31 @@ type prepared struct {
 	q     *Query
 	snap  *snapshot
 	cands []*Candidate
+	// learn is what the examples, the glossary and the previous turn say
+	// (empty when learning is off).
+	learn *learningEvidence
 }
 
-func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHooks, tm *Timings) (*prepared, error) {
+func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, hooks *evalHooks, tm *Timings) (*prepared, error) {
 	var extraIDs []int64
 	var extraValues map[int64][]ValueHit
 	keep := r.cfg.Candidates
+	learning := true
+	// The widest of the parameters asked for decides the candidates.
+	widest := r.cfg.learningParams()
 	if hooks != nil {
 		extraIDs, extraValues = hooks.extraIDs, hooks.extraValues
 		if hooks.keep > 0 {
 			keep = hooks.keep
+		}
+		learning = !hooks.noLearning
+		if len(hooks.learning) > 0 {
+			widest = hooks.learning[0]
+		}
+		for _, lp := range hooks.learning {
+			widest.gate = min(widest.gate, lp.gate)
+			widest.neighbours = max(widest.neighbours, lp.neighbours)
+			widest.spread = max(widest.spread, lp.spread)
 		}
 	}
 	snap, err := r.snapshot(ctx, 0)
@@ -416,9 +474,37 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 	q.setExpansions(r.vocab, r.cfg.QuestionExpansion)
 	p := hybridParams{perList: r.cfg.PerList, valueRows: r.cfg.ValueRows, alpha: r.cfg.Alpha, valueW: r.cfg.ValueWeight, keep: keep, stats: stats,
 		index: ix, terms: questionTerms(q, r.vocab, r.cfg.QuestionExpansion)}
-	raws, version, err := r.fetchCandidates(ctx, q, p, extraIDs)
+	ev := &learningEvidence{}
+	var li *learningIndex
+	var prevIDs map[int64]bool
+	if learning {
+		if prevIDs, err = r.previousTables(ctx, prev); err != nil {
+			return nil, err
+		}
+		// The cached index serves the question; the candidate query reads
+		// both versions, and a change (rare: a DBA edited an example or the
+		// glossary, or a sync ran) reloads it and asks again.
+		if li, err = r.learningIndex(ctx, 0, 0); err != nil {
+			return nil, err
+		}
+		ev = li.match(q, prevIDs)
+	}
+	lids := ev.candidateIDs(widest)
+	p.force = idSet(lids)
+	raws, version, lv, err := r.fetchCandidates(ctx, q, p, append(append([]int64(nil), extraIDs...), lids...))
 	if err != nil {
 		return nil, err
+	}
+	if learning && (lv != li.version || version != li.catalog) {
+		if li, err = r.learningIndex(ctx, lv, version); err != nil {
+			return nil, err
+		}
+		ev = li.match(q, prevIDs)
+		lids = ev.candidateIDs(widest)
+		p.force = idSet(lids)
+		if raws, version, _, err = r.fetchCandidates(ctx, q, p, append(append([]int64(nil), extraIDs...), lids...)); err != nil {
+			return nil, err
+		}
 	}
 	if version != 0 && version != snap.version {
 		if snap, err = r.snapshot(ctx, version); err != nil {
@@ -448,28 +534,59 @@ func (r *Retriever) prepare(ctx context.Context, question string, hooks *evalHoo
 	}
 	cands := combine(q, raws, tables, p)
 	tm.Hybrid = time.Since(t1)
-	return &prepared{q: q, snap: snap, cands: cands}, nil
+	return &prepared{q: q, snap: snap, cands: cands, learn: ev}, nil
 }
 
-func (r *Retriever) retrieve(ctx context.Context, question string, hooks *evalHooks) (*Result, error) {
+func idSet(ids []int64) map[int64]bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	m := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+func (r *Retriever) retrieve(ctx context.Context, a Ask, hooks *evalHooks) (*Result, error) {
 	start := time.Now()
-	question, err := checkQuestion(question, r.cfg.MaxQuestionBytes)
+	question, err := checkQuestion(a.Question, r.cfg.MaxQuestionBytes)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Question: question}
-	p, err := r.prepare(ctx, question, hooks, &res.Timings)
+	res := &Result{Question: question, Previous: a.Previous}
+	p, err := r.prepare(ctx, question, a.Previous, hooks, &res.Timings)
 	if err != nil {
 		return nil, err
 	}
+	lp := r.cfg.learningParams()
+	if hooks != nil && len(hooks.learning) > 0 {
+		lp = hooks.learning[0]
+	}
+	return r.finish(ctx, res, p, hooks, lp, start)
+}
+
+// finish runs ATR, abstention, expansion and multi-hop over a prepared
+// question with the learning parameters lp.
+func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks *evalHooks, lp learningParams, start time.Time) (*Result, error) {
 	res.CatalogVersion = p.snap.version
 	res.Candidates = p.cands
+	res.Examples, res.Glossary = p.learn.hits()
+	res.NearestExample = p.learn.nearest
+	bonus, learnReasons, other := p.learn.bonuses(lp)
+	sc := r.sc
+	if len(bonus) > 0 || other != 0 {
+		sc = bonusScorer{Scorer: r.sc, bonus: bonus, other: other, spare: p.learn.namedBeyondExample(p.q)}
+	}
 
 	t := time.Now()
-	atr, err := adaptiveRetrieve(ctx, r.sc, p.q, p.cands, r.cfg.Window, r.cfg.Retain)
+	atr, err := adaptiveRetrieve(ctx, sc, p.q, p.cands, r.cfg.Window, r.cfg.Retain)
 	if err != nil {
 		return nil, err
 	}
+	// The glossary's tables are chosen: DBAs named them for the term.
+	pinSelected(atr, p.learn.pinned)
+	p.learn.pinExact(atr)
 	res.Timings.ATR = time.Since(t)
 	res.Timings.Windows = atr.Windows
 	res.Threshold = atr.Threshold
@@ -481,6 +598,9 @@ func (r *Retriever) retrieve(ctx context.Context, question string, hooks *evalHo
 	// empty, and a weak best table must not pull in its join neighbours.
 	ab := abstain(p.q, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage)
 	res.BestLogit, res.Coverage = ab.best, ab.coverage
+	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {
+		ab.abstain = false
+	}
 	if ab.abstain {
 		atr.Selected = 0
 		res.Abstained = true
@@ -523,7 +643,15 @@ func (r *Retriever) retrieve(ctx context.Context, question string, hooks *evalHo
 		}
 		res.Timings.Multihop = time.Since(t)
 	}
+	keepPinned(ex, atr, p.learn.pinned)
 	r.assemble(res, p.q, atr, ex)
+	for i := range res.Tables {
+		for _, why := range learnReasons[res.Tables[i].Table.ID] {
+			if !containsString(res.Tables[i].Reasons, why) {
+				res.Tables[i].Reasons = append(res.Tables[i].Reasons, why)
+			}
+		}
+	}
 	res.Timings.Total = time.Since(start)
 	return res, nil
 }
@@ -587,6 +715,12 @@ type evalHooks struct {
 	// exclude removes these tables from the candidates (an unanswerable
 	// set asks a question against the pool without its own database).
 	exclude map[int64]bool
+	// noLearning leaves the examples, the glossary and the previous turn
+	// out (training; evaluation's baseline).
+	noLearning bool
+	// learning, when set, replaces the configured example parameters;
+	// more than one asks for one result per entry (RetrieveGrid).
+	learning []learningParams
 }
 
 // setVocabulary sets the lexicon (nil: the embedded one) and the index-time

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -50,9 +51,10 @@ func (r *Retriever) PrepareCandidates(ctx context.Context, question string, opts
 	if err != nil {
 		return nil, err
 	}
-	hooks := &evalHooks{extraIDs: opts.ExtraIDs, extraValues: opts.ExtraValues, keep: opts.Keep, pool: opts.Pool}
+	// Training sees no examples: they belong to a deployment.
+	hooks := &evalHooks{extraIDs: opts.ExtraIDs, extraValues: opts.ExtraValues, keep: opts.Keep, pool: opts.Pool, noLearning: true}
 	var tm Timings
-	p, err := r.prepare(ctx, question, hooks, &tm)
+	p, err := r.prepare(ctx, question, nil, hooks, &tm)
 	if err != nil {
 		return nil, err
 	}
@@ -190,9 +192,62 @@ type RetrieveOptions struct {
 	Exclude map[int64]bool
 	// Pool, when set, restricts the candidates to these tables.
 	Pool map[int64]bool
+	// NoLearning leaves the examples and the glossary out: the same
+	// pipeline as a catalog without them.
+	NoLearning bool
 }
 
 // RetrieveWith is Retrieve with opts applied to the candidate stage.
 func (r *Retriever) RetrieveWith(ctx context.Context, question string, opts RetrieveOptions) (*Result, error) {
-	return r.retrieve(ctx, question, &evalHooks{exclude: opts.Exclude, pool: opts.Pool})
+	return r.retrieve(ctx, Ask{Question: question}, &evalHooks{exclude: opts.Exclude, pool: opts.Pool, noLearning: opts.NoLearning})
+}
+
+// ExampleParams are example-evidence settings to try (Config.ExampleWeight
+// and Config.ExampleGate; 0 weight: none).
+type ExampleParams struct {
+	Weight, Gate, Penalty float64
+	// Neighbours and Spread: how many of the most similar examples lend
+	// their tables, and how far below the best one (0: defaults).
+	Neighbours int
+	Spread     float64
+	// PenaltyGate is the least similarity at which the penalty applies
+	// (0: the gate).
+	PenaltyGate float64
+}
+
+// RetrieveGrid runs the candidate stage once and the rest of the pipeline
+// once per entry of grid: tuning the example parameters on training
+// questions without a candidate query per setting.
+func (r *Retriever) RetrieveGrid(ctx context.Context, question string, opts RetrieveOptions, grid []ExampleParams) ([]*Result, error) {
+	start := time.Now()
+	question, err := checkQuestion(question, r.cfg.MaxQuestionBytes)
+	if err != nil {
+		return nil, err
+	}
+	hooks := &evalHooks{exclude: opts.Exclude, pool: opts.Pool, noLearning: opts.NoLearning}
+	for _, g := range grid {
+		lp := r.cfg.learningParams()
+		lp.weight, lp.gate, lp.penalty = g.Weight, g.Gate, g.Penalty
+		if g.Neighbours > 0 {
+			lp.neighbours = g.Neighbours
+		}
+		if g.Spread > 0 {
+			lp.spread = g.Spread
+		}
+		lp.penaltyGate = g.PenaltyGate
+		hooks.learning = append(hooks.learning, lp)
+	}
+	var tm Timings
+	p, err := r.prepare(ctx, question, nil, hooks, &tm)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Result, len(grid))
+	for i, lp := range hooks.learning {
+		res := &Result{Question: question, Timings: tm}
+		if out[i], err = r.finish(ctx, res, p, hooks, lp, start); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/retriever"
@@ -40,6 +41,11 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
 	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
+	examples := fs.String("examples", "", "split: per database, questions at even positions become examples (atrium.examples, with their gold SQL) and the others are evaluated with and without them")
+	exampleWeight := fs.Float64("example-weight", 0, "logit bonus bound for an example's tables (0: the shipped default; negative: off)")
+	exampleGate := fs.Float64("example-gate", 0, "least question similarity at which an example lends its tables a bonus (0: the shipped default)")
+	examplePenalty := fs.Float64("example-penalty", 0, "logit penalty bound for tables a close example does not name (0: the shipped default; negative: none)")
+	exampleGrid := fs.String("examples-grid", "", "with --examples split, also score each weight:gate:penalty[:neighbours[:spread[:penalty_gate]]] entry of this comma-separated list (tuning, on training questions only)")
 	atr := addATRFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
@@ -60,7 +66,31 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		return err
 	}
 	defer closeScorer()
-	cfg := retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand}}
+	cfg := retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
+		ExampleWeight: *exampleWeight, ExampleGate: *exampleGate, ExamplePenalty: *examplePenalty}
+	if *examples != "" && *examples != "split" {
+		return usageError{fmt.Sprintf("--examples: unknown mode %q (want split)", *examples)}
+	}
+	var grid []retriever.ExampleParams
+	if *exampleGrid != "" {
+		if *examples == "" {
+			return usageError{"--examples-grid needs --examples split"}
+		}
+		for _, triple := range strings.Split(*exampleGrid, ",") {
+			var v [6]float64
+			parts := strings.Split(strings.TrimSpace(triple), ":")
+			ok := len(parts) >= 3 && len(parts) <= 6
+			for i := 0; ok && i < len(parts); i++ {
+				f, err := strconv.ParseFloat(parts[i], 64)
+				ok = err == nil
+				v[i] = f
+			}
+			if !ok {
+				return usageError{fmt.Sprintf("--examples-grid: %q is not weight:gate:penalty[:neighbours[:spread[:penalty_gate]]]", triple)}
+			}
+			grid = append(grid, retriever.ExampleParams{Weight: v[0], Gate: v[1], Penalty: v[2], Neighbours: int(v[3]), Spread: v[4], PenaltyGate: v[5]})
+		}
+	}
 	if *floor != "" {
 		f, err := strconv.ParseFloat(*floor, 64)
 		if err != nil {
@@ -98,6 +128,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		BenchDir: *bench, QuestionsFile: *questions, ServerDSN: *dsn, Limit: *limit,
 		WithEvidence: *evidence, KeepDB: *keep, Progress: env.stderr, Logger: log, Scorer: scorer,
 		Config: cfg, Unanswerable: *unanswerable, PerQuestion: pq, Curve: *curve,
+		Examples: *examples, ExampleGrid: grid,
 	})
 	if err != nil {
 		return err

@@ -45,11 +45,15 @@ type EvalReport struct {
 	// AbstainCurve is the default pipeline's trade-off over abstention
 	// floors (EvalOptions.Curve).
 	AbstainCurve []CurvePoint `json:"abstain_curve,omitempty"`
+	// ExampleSplit is the --examples split breakdown: Questions then
+	// counts the evaluated half, Methods[MethodDefault] is with the other
+	// half as examples and Methods[MethodNoExamples] without.
+	ExampleSplit *ExampleSplit `json:"example_split,omitempty"`
 }
 
 // MethodOrder lists the report's methods in display order.
 func MethodOrder() []string {
-	return []string{methodTopPrefix + "3", methodTopPrefix + "5", methodTopPrefix + "10", methodTopPrefix + "50", MethodATR, MethodDefault}
+	return []string{methodTopPrefix + "3", methodTopPrefix + "5", methodTopPrefix + "10", methodTopPrefix + "50", MethodATR, MethodDefault, MethodNoExamples}
 }
 
 // EvalJob is a whole `atrium eval` run.
@@ -71,8 +75,15 @@ type EvalJob struct {
 	// QuestionRecord).
 	PerQuestion io.Writer
 	// Curve asks for the abstention trade-off curve in the report.
-	Curve  bool
-	Config retriever.Config
+	Curve bool
+	// Examples "split" turns the questions at even positions within each
+	// database into examples and evaluates the others with and without
+	// them; "" evaluates every question as usual.
+	Examples string
+	// ExampleGrid, with Examples "split", also scores the default pipeline
+	// with each of these example parameters.
+	ExampleGrid []retriever.ExampleParams
+	Config      retriever.Config
 	// Scorer reranks in ATR; nil means the built-in lite model.
 	Scorer retriever.Scorer
 	// Progress, when set, receives a line now and then.
@@ -102,6 +113,26 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 			return nil, err
 		}
 		bench.Questions = append(bench.Questions, extra...)
+	}
+	var examples []benchload.Question
+	switch job.Examples {
+	case "":
+	case "split":
+		// A question whose gold tables cannot be read (a few of Spider
+		// train's SQLite-only queries) can be neither an example nor
+		// scored: it is left out before the split.
+		kept := bench.Questions[:0]
+		for _, q := range bench.Questions {
+			if _, err := bench.GoldTables(&q); err == nil || q.Unanswerable() {
+				kept = append(kept, q)
+			}
+		}
+		if n := len(bench.Questions) - len(kept); n > 0 {
+			progress(job.Progress, "left out %d questions whose gold tables cannot be read\n", n)
+		}
+		examples, bench.Questions = SplitExamples(kept)
+	default:
+		return nil, fmt.Errorf("eval: unknown --examples mode %q (want split)", job.Examples)
 	}
 	// A kept database has a stable name to serve from (README); a
 	// throwaway one carries the process id, so two evaluations on one
@@ -138,11 +169,18 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Logger: log}); err != nil {
 		return nil, fmt.Errorf("eval: sync catalog: %w", err)
 	}
+	if job.Examples != "" {
+		progress(job.Progress, "adding %d questions as examples\n", len(examples))
+		if err := insertExamples(ctx, pool, bench, examples); err != nil {
+			return nil, err
+		}
+	}
 	r, err := retriever.New(pool, cfg, retriever.Options{Logger: log, Embedder: emb, Scorer: job.Scorer})
 	if err != nil {
 		return nil, err
 	}
-	return Evaluate(ctx, r, bench, EvalOptions{WithEvidence: job.WithEvidence, Progress: job.Progress, PerQuestion: job.PerQuestion, Curve: job.Curve})
+	return Evaluate(ctx, r, bench, EvalOptions{WithEvidence: job.WithEvidence, Progress: job.Progress, PerQuestion: job.PerQuestion, Curve: job.Curve,
+		Examples: job.Examples != "", ExampleCount: len(examples), ExampleGrid: job.ExampleGrid})
 }
 
 // EvalOptions steer Evaluate.
@@ -156,6 +194,14 @@ type EvalOptions struct {
 	PerQuestion io.Writer
 	// Curve adds the abstention trade-off curve to the report.
 	Curve bool
+	// Examples also runs every question without the learning index
+	// (MethodNoExamples) and splits the report by nearest-example
+	// similarity; ExampleCount is how many examples there are.
+	Examples     bool
+	ExampleCount int
+	// ExampleGrid, with Examples, scores the default pipeline with each
+	// of these example parameters.
+	ExampleGrid []retriever.ExampleParams
 }
 
 // Evaluate runs the questions of bench through r and scores each method.
@@ -164,7 +210,9 @@ type EvalOptions struct {
 func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, opts EvalOptions) (*EvalReport, error) {
 	accs := map[string]*accumulator{}
 	for _, m := range MethodOrder() {
-		accs[m] = &accumulator{}
+		if m != MethodNoExamples {
+			accs[m] = &accumulator{}
+		}
 	}
 	qs := bench.Questions
 	if opts.Limit > 0 && opts.Limit < len(qs) {
@@ -213,6 +261,11 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 		pq = json.NewEncoder(opts.PerQuestion)
 	}
 	var curve []curveSample
+	var split *splitAcc
+	if opts.Examples {
+		accs[MethodNoExamples] = &accumulator{}
+		split = newSplitAcc(len(opts.ExampleGrid))
+	}
 	n, unans := 0, 0
 	for i := range qs {
 		q := &qs[i]
@@ -254,6 +307,26 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 			final = append(final, strings.ToLower(t.Table.QualifiedName()))
 		}
 		accs[MethodDefault].add(q.Kind, final, gold, res.Timings.Total)
+		if split != nil {
+			ropts.NoLearning = true
+			base, err := r.RetrieveWith(ctx, text, ropts)
+			if err != nil {
+				return nil, fmt.Errorf("eval: question %d (%q) without examples: %w", i, text, err)
+			}
+			without := chosenNames(base)
+			accs[MethodNoExamples].add(q.Kind, without, gold, base.Timings.Total)
+			split.add(res.NearestExample, q.Kind, final, without, gold)
+			if len(opts.ExampleGrid) > 0 {
+				ropts.NoLearning = false
+				rs, err := r.RetrieveGrid(ctx, text, ropts, opts.ExampleGrid)
+				if err != nil {
+					return nil, fmt.Errorf("eval: question %d (%q) grid: %w", i, text, err)
+				}
+				for j, gr := range rs {
+					split.grid[j].add(q.Kind, chosenNames(gr), gold, 0)
+				}
+			}
+		}
 		rec := NewQuestionRecord(i, q, gold, res)
 		if opts.Curve {
 			curve = append(curve, curveSample{unanswerable: gold == nil, best: rec.BestLogit, coverage: res.Coverage, score: ScoreSet(final, gold), chosen: len(final)})
@@ -280,7 +353,18 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 	if opts.Curve {
 		rep.AbstainCurve = abstainCurve(curve)
 	}
+	if split != nil {
+		rep.ExampleSplit = split.report(opts.ExampleCount, opts.ExampleGrid)
+	}
 	return rep, nil
+}
+
+func chosenNames(res *retriever.Result) []string {
+	var out []string
+	for _, t := range res.Chosen() {
+		out = append(out, strings.ToLower(t.Table.QualifiedName()))
+	}
+	return out
 }
 
 func lowerNames(ts []*retriever.TableInfo) []string {
@@ -300,13 +384,17 @@ func progress(w io.Writer, format string, args ...any) {
 // WriteTable prints a report as an aligned table.
 func (rep *EvalReport) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "benchmark %s, %d questions, %d unanswerable (default pipeline: %s)\n", rep.Benchmark, rep.Questions, rep.Unanswerable, rep.Default)
-	fmt.Fprintf(w, "%-15s %9s %7s %8s %6s %10s %7s %7s %7s %9s\n", "method", "precision", "recall", "complete", "f1", "avg_tables", "p50_ms", "p95_ms", "abstain", "false_abs")
+	width := 15
+	for m := range rep.Methods {
+		width = max(width, len(m))
+	}
+	fmt.Fprintf(w, "%-*s %9s %7s %8s %6s %10s %7s %7s %7s %9s\n", width, "method", "precision", "recall", "complete", "f1", "avg_tables", "p50_ms", "p95_ms", "abstain", "false_abs")
 	for _, m := range MethodOrder() {
 		s, ok := rep.Methods[m]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "%-15s %9.3f %7.3f %8.3f %6.3f %10.2f %7.2f %7.2f %7.3f %9.3f\n", m, s.Precision, s.Recall, s.CompleteRecall, s.F1, s.AvgTables, s.P50Ms, s.P95Ms, s.Abstain, s.FalseAbstain)
+		fmt.Fprintf(w, "%-*s %9.3f %7.3f %8.3f %6.3f %10.2f %7.2f %7.2f %7.3f %9.3f\n", width, m, s.Precision, s.Recall, s.CompleteRecall, s.F1, s.AvgTables, s.P50Ms, s.P95Ms, s.Abstain, s.FalseAbstain)
 	}
 	if s, ok := rep.Methods[rep.Default]; ok && len(s.AbstainByKind) > 0 {
 		kinds := make([]string, 0, len(s.AbstainByKind))
@@ -320,5 +408,8 @@ func (rep *EvalReport) WriteTable(w io.Writer) {
 	}
 	if len(rep.AbstainCurve) > 0 {
 		writeCurve(w, rep.AbstainCurve)
+	}
+	if rep.ExampleSplit != nil {
+		writeSplit(w, rep.ExampleSplit)
 	}
 }

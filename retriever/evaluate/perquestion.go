@@ -58,6 +58,16 @@ type QuestionRecord struct {
 	Recall    float64     `json:"recall"`
 	F1        float64     `json:"f1"`
 	Complete  bool        `json:"complete"`
+	// Examples are the closest examples (--examples split), best first.
+	Examples []ExampleRecord `json:"examples,omitempty"`
+}
+
+// ExampleRecord is one example close to a question.
+type ExampleRecord struct {
+	Question   string   `json:"question"`
+	Similarity float64  `json:"similarity"`
+	Exact      bool     `json:"exact,omitempty"`
+	Tables     []string `json:"tables"`
 }
 
 // CandidateRecord is one hybrid candidate of a QuestionRecord.
@@ -97,6 +107,13 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 		rec.Selected = []string{}
 	}
 	rec.Coverage = round4(res.Coverage)
+	for _, e := range res.Examples {
+		var ts []string
+		for _, t := range e.Tables {
+			ts = append(ts, strings.ToLower(t))
+		}
+		rec.Examples = append(rec.Examples, ExampleRecord{Question: e.Question, Similarity: round4(e.Similarity), Exact: e.Exact, Tables: ts})
+	}
 	for _, t := range res.Chosen() {
 		rec.Chosen = append(rec.Chosen, strings.ToLower(t.Table.QualifiedName()))
 	}
