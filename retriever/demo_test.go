@@ -100,4 +100,32 @@ func TestSampleGlossaryTerm(t *testing.T) {
 	for _, name := range got {
 		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
 	}
+	// The term's tables come with the join between them, as any chosen
+	// tables do: the prompt must show how to join them.
+	joined := false
+	for _, jp := range res.JoinPaths {
+		a, b := jp.From.Schema+"."+jp.From.Name, jp.To.Schema+"."+jp.To.Name
+		if (a == "shop.orders" && b == "shop.customers") || (a == "shop.customers" && b == "shop.orders") {
+			joined = true
+		}
+	}
+	require.True(t, joined, "shop.orders joins shop.customers: %v", res.JoinPaths)
+
+	// A term whose tables expansion would drop still comes with its join.
+	_, err = pool.Exec(ctx, `INSERT INTO atrium.glossary (term, definition, tables) VALUES
+		('net revenue', 'Quantity times unit price minus discount.', '{shop.orders,shop.order_items}')`)
+	require.NoError(t, err)
+	res, err = r.Retrieve(ctx, "What was our net revenue in June 2025?")
+	require.NoError(t, err)
+	got = chosenNames(res)
+	require.Contains(t, got, "shop.orders")
+	require.Contains(t, got, "shop.order_items")
+	joined = false
+	for _, jp := range res.JoinPaths {
+		a, b := jp.From.Schema+"."+jp.From.Name, jp.To.Schema+"."+jp.To.Name
+		if (a == "shop.order_items" && b == "shop.orders") || (a == "shop.orders" && b == "shop.order_items") {
+			joined = true
+		}
+	}
+	require.True(t, joined, "shop.order_items joins shop.orders: %v (chosen %v)", res.JoinPaths, got)
 }

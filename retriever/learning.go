@@ -922,8 +922,10 @@ func (ev *learningEvidence) pinExact(atr *atrResult) {
 	pinSelected(atr, idSet(ev.examples[0].ex.ids))
 }
 
-// keepPinned puts back the pinned tables expansion's refinement dropped.
-func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool) {
+// keepPinned puts back the pinned tables expansion's refinement dropped,
+// and joins them: the join paths are recomputed over the final set, or the
+// prompt would show a glossary table with no way to join it.
+func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool, g *graph, minEdgeScore float64) {
 	if len(pinned) == 0 {
 		return
 	}
@@ -934,10 +936,26 @@ func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool) {
 	for _, t := range ex.bridges {
 		in[t.ID] = true
 	}
+	added := false
 	for _, s := range atr.Ranked {
 		if pinned[s.Table.ID] && !in[s.Table.ID] {
 			ex.chosen = append(ex.chosen, s)
 			in[s.Table.ID] = true
+			added = true
 		}
 	}
+	if !added {
+		return
+	}
+	info := map[int64]*TableInfo{}
+	for id, t := range ex.info {
+		info[id] = t
+	}
+	for _, s := range ex.chosen {
+		info[s.Table.ID] = s.Table
+	}
+	for _, t := range ex.bridges {
+		info[t.ID] = t
+	}
+	ex.paths = spanningPaths(g, in, info, minEdgeScore)
 }

@@ -643,7 +643,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 		}
 		res.Timings.Multihop = time.Since(t)
 	}
-	keepPinned(ex, atr, p.learn.pinned)
+	keepPinned(ex, atr, p.learn.pinned, p.snap.g, cfg.MinEdgeScore)
 	r.assemble(res, p.q, atr, ex)
 	for i := range res.Tables {
 		for _, why := range learnReasons[res.Tables[i].Table.ID] {
