@@ -187,7 +187,7 @@ RETRIEVE $question;
 
 -- A question in natural language. Without an LLM endpoint (DEMO_SERVE_FLAGS="--llm-url ...")
 -- the answer is an error that says so and shows what RETRIEVE found.
-/* nl: How many tickets did each support agent resolve last month? */;
+/* nl: Which products have the most reviews? */;
 
 -- A DBA taught Atrium this question with \`atrium examples add\` (above): asked again,
 -- Atrium runs the example's SQL, checked and run with this session's privileges,
