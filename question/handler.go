@@ -148,7 +148,7 @@ func (h *Handler) previous(session uint64, q Question) *sqlgen.Turn {
 		h.turns.forget(session)
 		return nil
 	}
-	t, have := h.turns.get(session)
+	t, have := h.turns.conversation(session)
 	p := continues(q.Text, t, have)
 	if p == nil {
 		return nil

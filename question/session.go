@@ -45,23 +45,31 @@ func turnFromRecord(r sqlgen.QuestionRecord) Turn {
 }
 
 // sessions holds each live session's last turn, keyed by
-// proxy.SessionInfo.ID. Entries are dropped when the proxy reports the
-// session's end (Handler.SessionEnded), so memory is bounded by the
-// number of open connections. Safe for concurrent use.
+// proxy.SessionInfo.ID, and its last nl or nl-sql turn: the conversation a
+// follow-up continues. RETRIEVE is a look at what a question would use, so
+// it does not move the conversation ("RETRIEVE and only Aruba?" followed by
+// the same words as nl must still continue the question before), while
+// feedback judges whatever the user saw last. Entries are dropped when the
+// proxy reports the session's end (Handler.SessionEnded), so memory is
+// bounded by the number of open connections. Safe for concurrent use.
 type sessions struct {
 	mu   sync.Mutex
 	last map[uint64]Turn
+	conv map[uint64]Turn
 }
 
-func newSessions() *sessions { return &sessions{last: map[uint64]Turn{}} }
+func newSessions() *sessions { return &sessions{last: map[uint64]Turn{}, conv: map[uint64]Turn{}} }
 
 func (s *sessions) set(id uint64, t Turn) {
 	s.mu.Lock()
 	s.last[id] = t
+	if t.Kind != sqlgen.KindRetrieve {
+		s.conv[id] = t
+	}
 	s.mu.Unlock()
 }
 
-// get returns the session's last turn.
+// get returns the session's last turn of any kind.
 func (s *sessions) get(id uint64) (Turn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,10 +77,19 @@ func (s *sessions) get(id uint64) (Turn, bool) {
 	return t, ok
 }
 
+// conversation returns the session's last nl or nl-sql turn.
+func (s *sessions) conversation(id uint64) (Turn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.conv[id]
+	return t, ok
+}
+
 // forget drops the session's memory (its end, or a user starting fresh).
 func (s *sessions) forget(id uint64) {
 	s.mu.Lock()
 	delete(s.last, id)
+	delete(s.conv, id)
 	s.mu.Unlock()
 }
 

@@ -35,6 +35,26 @@ func TestSessionsLastTurn(t *testing.T) {
 	require.Zero(t, s.len())
 }
 
+// TestRetrieveDoesNotMoveTheConversation: a RETRIEVE is the last turn
+// (feedback judges it) but the conversation a follow-up continues stays
+// at the last nl question.
+func TestRetrieveDoesNotMoveTheConversation(t *testing.T) {
+	s := newSessions()
+	s.set(1, Turn{RequestID: "q", Kind: sqlgen.KindNL, Question: "How many orders per country?"})
+	s.set(1, Turn{RequestID: "r", Kind: sqlgen.KindRetrieve, Question: "and only Aruba?"})
+	last, _ := s.get(1)
+	require.Equal(t, "r", last.RequestID)
+	conv, ok := s.conversation(1)
+	require.True(t, ok)
+	require.Equal(t, "q", conv.RequestID)
+	s.set(1, Turn{RequestID: "s", Kind: sqlgen.KindNLSQL, Question: "and only Aruba?"})
+	conv, _ = s.conversation(1)
+	require.Equal(t, "s", conv.RequestID)
+	s.forget(1)
+	_, ok = s.conversation(1)
+	require.False(t, ok)
+}
+
 // TestSessionsConcurrent: many sessions set, get and forget at once
 // (run with -race).
 func TestSessionsConcurrent(t *testing.T) {

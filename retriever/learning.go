@@ -110,8 +110,12 @@ const (
 	// and the gate applies).
 	examplePenaltyGate = 0.55
 	// followUpPenalty lowers, in a follow-up, the logit of the tables the
-	// previous turn did not use.
-	followUpPenalty = 1.0
+	// previous turn did not use and the question does not name: on the
+	// example penalty's scale, since a follow-up's few words ("and only
+	// the ones from Aruba?") are weak evidence for any new table, and ATR's
+	// relative threshold otherwise keeps an unrelated table in a small
+	// catalog (TestNLFollowUpRealRetrieval).
+	followUpPenalty = 4.0
 	// lexicalShare weighs lexical against vector similarity when an
 	// embedder is configured.
 	lexicalShare = 0.85
@@ -850,12 +854,17 @@ func (tr *tableResolver) resolve(t tableRef) (int64, string, bool) {
 // not: the question asks for something the example did not, and the
 // example's penalty must not keep that table out.
 func (ev *learningEvidence) namedBeyondExample(q *Query) func(*TableInfo) bool {
-	if len(ev.examples) == 0 {
+	if len(ev.examples) == 0 && len(ev.previous) == 0 {
 		return nil
 	}
+	// In a follow-up without a close example, a table is spared when the
+	// question names it ("and by warehouse?"): the previous turn did not
+	// use it, but the user just asked for it.
 	ex := map[string]bool{}
-	for _, st := range ev.examples[0].ex.stems {
-		ex[st] = true
+	if len(ev.examples) > 0 {
+		for _, st := range ev.examples[0].ex.stems {
+			ex[st] = true
+		}
 	}
 	return func(t *TableInfo) bool {
 		named, beyond := false, false

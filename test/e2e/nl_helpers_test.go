@@ -77,6 +77,10 @@ type nlOpts struct {
 	noLLM bool
 	// proxyCfg configures the proxy (its Upstream is filled in).
 	proxyCfg proxy.Config
+	// extraFixture runs after nlFixture, and extraSchemas are catalogued
+	// besides shop: for tests that need a second topic.
+	extraFixture string
+	extraSchemas []string
 }
 
 func startNL(t *testing.T, o nlOpts) *nlEnv {
@@ -87,14 +91,14 @@ func startNL(t *testing.T, o nlOpts) *nlEnv {
 	admin, err := pgx.Connect(ctx, db)
 	require.NoError(t, err)
 	t.Cleanup(func() { admin.Close(context.Background()) })
-	_, err = admin.Exec(ctx, nlFixture)
+	_, err = admin.Exec(ctx, nlFixture+o.extraFixture)
 	require.NoError(t, err)
 
 	pool, err := pgxpool.New(ctx, db)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	emb := catalog.NewBuiltinEmbedder(0)
-	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true, Schemas: []string{"shop"}})
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true, Schemas: append([]string{"shop"}, o.extraSchemas...)})
 	require.NoError(t, err)
 	ret, err := retriever.New(pool, retriever.Config{}, retriever.Options{Embedder: emb})
 	require.NoError(t, err)

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/test/llmfake"
+)
+
+// hrFixture is a second topic beside the shop, for a question that must
+// not drag the shop's tables along.
+const hrFixture = `
+CREATE SCHEMA hr;
+CREATE TABLE hr.departments (id bigint PRIMARY KEY, title text NOT NULL);
+COMMENT ON TABLE hr.departments IS 'departments of the company';
+CREATE TABLE hr.employees (id bigint PRIMARY KEY, full_name text NOT NULL, department_id bigint NOT NULL REFERENCES hr.departments, salary numeric(10,2) NOT NULL);
+COMMENT ON TABLE hr.employees IS 'employees and their salaries';
+INSERT INTO hr.departments VALUES (1, 'Engineering'), (2, 'Sales');
+INSERT INTO hr.employees VALUES (1, 'Dana', 1, 5000), (2, 'Eli', 2, 4000), (3, 'Flo', 1, 6000);
+`
+
+const sqlSalaryPerDepartment = "SELECT d.title, avg(e.salary) AS average_salary FROM hr.employees e JOIN hr.departments d ON d.id = e.department_id GROUP BY d.title ORDER BY d.title"
+
+// TestNLFollowUpRealRetrieval drives follow-ups through the proxy with the
+// real retriever over a real catalog (only the LLM is a double): a
+// follow-up's RETRIEVE keeps the previous question's tables (reason
+// follow-up), its prompt holds the previous turn and those tables, and a
+// question on another topic gets neither.
+func TestNLFollowUpRealRetrieval(t *testing.T) {
+	e := startNL(t, nlOpts{extraFixture: hrFixture, extraSchemas: []string{"hr"}})
+	e.llm.SetRules(append(nlRules(),
+		llmfake.Rule{Question: "orders of customers from Aruba", SQL: sqlArubaOrders},
+		llmfake.Rule{Question: "average salary", SQL: sqlSalaryPerDepartment})...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn := e.connect(t)
+
+	_, err := conn.Exec(ctx, "/* nl: How many orders per country? */")
+	require.NoError(t, err)
+
+	// RETRIEVE of a follow-up shows what the follow-up would get.
+	rows, err := conn.Query(ctx, "RETRIEVE and only the ones from Aruba?")
+	require.NoError(t, err)
+	reasons := map[string]string{}
+	for rows.Next() {
+		var (
+			rank                  int32
+			schema, table, reason string
+			path                  *string
+			score                 float64
+			chosen                bool
+		)
+		require.NoError(t, rows.Scan(&rank, &schema, &table, &score, &chosen, &reason, &path))
+		if chosen {
+			reasons[schema+"."+table] = reason
+		}
+	}
+	require.NoError(t, rows.Err())
+	t.Logf("chosen: %v", reasons)
+	require.Contains(t, reasons, "shop.orders", "the previous question's tables stay: %v", reasons)
+	require.Contains(t, reasons, "shop.customers", "%v", reasons)
+	require.Contains(t, reasons["shop.orders"], "follow-up")
+	for name := range reasons {
+		require.False(t, strings.HasPrefix(name, "hr."), "a follow-up about the shop picks nothing from hr: %v", reasons)
+	}
+
+	var n int64
+	require.NoError(t, conn.QueryRow(ctx, "/* nl: and only the orders of customers from Aruba? */").Scan(&n))
+	require.EqualValues(t, 20, n)
+
+	// A new topic: no previous turn in its prompt, none of the shop's tables.
+	var title string
+	var avg float64
+	require.NoError(t, conn.QueryRow(ctx, "/* nl: What is the average salary in each department? */").Scan(&title, &avg))
+
+	reqs := e.llm.Requests()
+	require.Len(t, reqs, 3)
+	follow := reqs[1].Messages[1].Content
+	require.Contains(t, follow, "-- Previous question in this conversation:\n--   How many orders per country?\n")
+	require.Contains(t, follow, "CREATE TABLE shop.orders")
+	require.Contains(t, follow, "CREATE TABLE shop.customers")
+	fresh := reqs[2].Messages[1].Content
+	require.Contains(t, fresh, "CREATE TABLE hr.employees")
+	require.NotContains(t, fresh, "Previous question")
+	require.NotContains(t, fresh, "CREATE TABLE shop.", "another topic drags no shop table along")
+}
