@@ -88,3 +88,62 @@ func TestNLFollowUpRealRetrieval(t *testing.T) {
 	require.NotContains(t, fresh, "Previous question")
 	require.NotContains(t, fresh, "CREATE TABLE shop.", "another topic drags no shop table along")
 }
+
+// TestNLExampleAndGlossaryRealRetrieval: with the real retriever, a
+// question equal to a curated example's (case and punctuation aside) runs
+// the example's SQL with no LLM call, a close one gets the example as a
+// few-shot pair, and a glossary term's tables come back from RETRIEVE with
+// reason glossary.
+func TestNLExampleAndGlossaryRealRetrieval(t *testing.T) {
+	e := startNL(t, nlOpts{extraFixture: hrFixture, extraSchemas: []string{"hr"}})
+	e.llm.SetRules(append(nlRules(), llmfake.Rule{Question: "payroll", SQL: sqlSalaryPerDepartment})...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := e.admin.Exec(ctx, `INSERT INTO atrium.examples (question, sql) VALUES
+		('Which customers from Aruba spent the most?',
+		 'SELECT c.name, sum(o.amount) AS spent FROM shop.customers c JOIN shop.orders o ON o.customer_id = c.id WHERE c.country = ''Aruba'' GROUP BY c.name ORDER BY spent DESC')`)
+	require.NoError(t, err)
+	_, err = e.admin.Exec(ctx, `INSERT INTO atrium.glossary (term, definition, tables) VALUES
+		('payroll', 'What the company pays its employees: the sum of salaries.', '{hr.employees}')`)
+	require.NoError(t, err)
+	conn := e.connect(t)
+
+	rows, err := conn.Query(ctx, "/* nl: which customers from aruba spent the most */")
+	require.NoError(t, err)
+	var names []string
+	for rows.Next() {
+		var name string
+		var spent float64
+		require.NoError(t, rows.Scan(&name, &spent))
+		names = append(names, name)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"Ann", "Cy"}, names)
+	require.Empty(t, e.llm.Requests(), "an example's own question needs no LLM call")
+
+	reasons := map[string]string{}
+	rows, err = conn.Query(ctx, "RETRIEVE What is our monthly payroll?")
+	require.NoError(t, err)
+	for rows.Next() {
+		var (
+			rank                  int32
+			schema, table, reason string
+			path                  *string
+			score                 float64
+			chosen                bool
+		)
+		require.NoError(t, rows.Scan(&rank, &schema, &table, &score, &chosen, &reason, &path))
+		if chosen {
+			reasons[schema+"."+table] = reason
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Contains(t, reasons["hr.employees"], "glossary", "%v", reasons)
+
+	var title string
+	var avg float64
+	require.NoError(t, conn.QueryRow(ctx, "/* nl-new: What is our payroll per department? */").Scan(&title, &avg))
+	reqs := e.llm.Requests()
+	require.Len(t, reqs, 1)
+	require.Contains(t, reqs[0].Messages[1].Content, "payroll: What the company pays its employees")
+}
