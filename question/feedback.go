@@ -127,6 +127,10 @@ type FeedbackStore interface {
 	// PromoteFeedback runs atrium.promote_feedback(id) and returns the
 	// example's id.
 	PromoteFeedback(ctx context.Context, id int64) (int64, error)
+	// DisableExamples disables the examples promoted from feedback on
+	// the question requestID and the example exampleID (0: none), and
+	// returns the ids it disabled.
+	DisableExamples(ctx context.Context, requestID string, exampleID int64) ([]int64, error)
 }
 
 // CacheDeleter is what feedback needs of the result cache to evict an
@@ -203,6 +207,7 @@ type feedbackOutcome struct {
 	candidate bool
 	exampleID int64 // 0: not promoted
 	evicted   bool
+	disabled  []int64  // examples a curator's "wrong" disabled
 	notes     []string // said in the NOTICE
 }
 
@@ -328,6 +333,22 @@ func (s *feedbackStatement) record(ctx context.Context, up proxy.Upstream, turn 
 			out.exampleID = ex
 		}
 	}
+	if s.verdict == VerdictWrong {
+		// An example behind the wrong answer would serve it again without
+		// the LLM. A curator's verdict disables it; anyone else's is a
+		// note for curators, so one user cannot switch examples off.
+		switch {
+		case curator:
+			ids, err := fb.store.DisableExamples(ctx, turn.RequestID, turn.ExampleID)
+			if err != nil {
+				log.WarnContext(ctx, "examples behind a wrong answer not disabled", "err", err)
+				out.notes = append(out.notes, "the examples behind this answer could not be disabled; see atrium examples list")
+			}
+			out.disabled = ids
+		case turn.ExampleID != 0:
+			out.notes = append(out.notes, fmt.Sprintf("the answer was example %d's SQL; a curator can disable it with atrium examples disable %d", turn.ExampleID, turn.ExampleID))
+		}
+	}
 	if s.verdict == VerdictWrong && turn.CacheKey != "" && fb.cache != nil {
 		n, err := fb.cache.Delete(ctx, turn.CacheKey)
 		if err != nil {
@@ -413,6 +434,9 @@ func feedbackNotice(v Verdict, out feedbackOutcome) *pgproto3.NoticeResponse {
 	}
 	if out.evicted {
 		b.WriteString("; the cached answer was evicted")
+	}
+	for _, id := range out.disabled {
+		fmt.Fprintf(&b, "; example %d disabled", id)
 	}
 	n := &pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: b.String()}
 	if len(out.notes) > 0 {

@@ -57,6 +57,23 @@ func (f *FeedbackDB) PromoteFeedback(ctx context.Context, id int64) (int64, erro
 }
 
 // nullable maps "" to SQL NULL.
+// DisableExamples implements FeedbackStore: the examples promoted from
+// feedback on the judged question (requestID), and the example whose SQL
+// answered it (exampleID, 0: none), stop being used. A curator's "wrong"
+// must not leave an example serving the very answer it contradicts.
+func (f *FeedbackDB) DisableExamples(ctx context.Context, requestID string, exampleID int64) ([]int64, error) {
+	var ids []int64
+	err := f.db.QueryRow(ctx, `WITH d AS (
+  UPDATE atrium.examples SET enabled = false
+  WHERE enabled AND (id = $2 OR feedback_id IN (SELECT id FROM atrium.feedback WHERE request_id = $1))
+  RETURNING id)
+SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM d`, requestID, exampleID).Scan(&ids)
+	if err != nil {
+		return nil, fmt.Errorf("disable the examples behind a wrong answer: %w", err)
+	}
+	return ids, nil
+}
+
 func nullable(s string) any {
 	if s == "" {
 		return nil

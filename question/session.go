@@ -23,6 +23,8 @@ type Turn struct {
 	Tables []string
 	// CacheKey is the result cache key of the answer ("" when not cached).
 	CacheKey string
+	// ExampleID is the curated example whose SQL answered (0: none).
+	ExampleID int64
 	// SQLState is the error the client saw; "" when the question was
 	// answered.
 	SQLState string
@@ -39,7 +41,7 @@ func (t Turn) OK() bool { return t.SQLState == "" }
 func turnFromRecord(r sqlgen.QuestionRecord) Turn {
 	return Turn{
 		RequestID: r.RequestID, Kind: r.Kind, Question: r.Question, SQL: r.SQL,
-		Tables: append([]string(nil), r.Tables...), CacheKey: r.CacheKey, SQLState: r.SQLState,
+		Tables: append([]string(nil), r.Tables...), CacheKey: r.CacheKey, ExampleID: r.ExampleID, SQLState: r.SQLState,
 		Role: r.Role, Database: r.Database, At: r.Start,
 	}
 }

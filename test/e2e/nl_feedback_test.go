@@ -74,6 +74,11 @@ func TestServeFeedback(t *testing.T) {
 
 	wrong := ask("/* nl-feedback: wrong — amounts must exclude refunds */")
 	require.Equal(t, true, wrong[0][4], "evicted")
+	// The curator's "wrong" also disables the example promoted from the
+	// same answer: otherwise it would serve that answer again, LLM-free.
+	var enabled bool
+	require.NoError(t, pool.QueryRow(ctx, "SELECT enabled FROM atrium.examples WHERE id = $1", exampleID).Scan(&enabled))
+	require.False(t, enabled, "the example behind the wrong answer is disabled")
 	ask(q)
 	require.Equal(t, 2, llm.Calls(), "the answer marked wrong is generated again")
 
