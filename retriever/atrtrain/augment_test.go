@@ -1,14 +1,19 @@
 package atrtrain
 
 import (
+	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/vocab"
+	"github.com/atriumdb/atrium/test/testdb"
 )
 
 // TestSchemaVariant: a renamed copy keeps the database's shape (tables,
@@ -57,4 +62,37 @@ func TestSchemaVariant(t *testing.T) {
 	}
 	_, err := benchload.SchemaDDL(a.db)
 	require.NoError(t, err)
+}
+
+// TestAugmentedTraining: with --augment-schemas the renamed copies are
+// loaded beside the originals and training questions are asked against
+// them, their gold tables mapped to the copies' names.
+func TestAugmentedTraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads Spider's training schemas")
+	}
+	dir, _ := filepath.Abs("../../../shared/bench/spider")
+	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
+		t.Skipf("Spider benchmark not found at %s", dir)
+	}
+	ctx := context.Background()
+	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(),
+		Train: TrainConfig{Epochs: 1, Limit: 80, AugmentSchemas: 1, ValidByDB: true}}
+	m, err := RunTraining(ctx, job)
+	require.NoError(t, err)
+	require.Contains(t, m.Training.Data, "renamed copies")
+	require.Positive(t, m.Training.Windows)
+	_, err = retriever.ParseLiteModel(mustJSON(t, m))
+	require.NoError(t, err)
+}
+
+// TestAugmentedGold: gold tables map to the copy's names; a table the
+// renamer left alone keeps its name in the copy's schema.
+func TestAugmentedGold(t *testing.T) {
+	v := &schemaVariant{schema: "x_aug", tables: map[string]string{"singer": "vocalist"}}
+	require.Equal(t, "x_aug.vocalist", v.mapTable("x.singer"))
+	require.Equal(t, "x_aug.concert", v.mapTable("x.concert"))
 }
