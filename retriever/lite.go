@@ -71,18 +71,22 @@ type TrainedExpansion struct {
 
 // TrainInfo records how a LiteModel was trained, so a reader can reproduce it.
 type TrainInfo struct {
-	Data       string  `json:"data"`
-	Seed       uint64  `json:"seed"`
-	Epochs     int     `json:"epochs"`
-	Questions  int     `json:"questions"`
-	Windows    int     `json:"windows"`
-	TrainLoss  float64 `json:"train_loss"`
-	ValidLoss  float64 `json:"valid_loss"`
-	ValidF1    float64 `json:"valid_f1"`
-	BestEpoch  int     `json:"best_epoch"`
-	Embedder   string  `json:"embedder"`
-	Candidates int     `json:"candidates"`
-	PoolDBs    int     `json:"pool_dbs"`
+	Data      string  `json:"data"`
+	Seed      uint64  `json:"seed"`
+	Epochs    int     `json:"epochs"`
+	Questions int     `json:"questions"`
+	Windows   int     `json:"windows"`
+	TrainLoss float64 `json:"train_loss"`
+	ValidLoss float64 `json:"valid_loss"`
+	ValidF1   float64 `json:"valid_f1"`
+	BestEpoch int     `json:"best_epoch"`
+	// AveragedEpochs, when positive, says the weights are the mean of the
+	// last AveragedEpochs epochs (train-atr --average-epochs), ending at
+	// BestEpoch.
+	AveragedEpochs int    `json:"averaged_epochs,omitempty"`
+	Embedder       string `json:"embedder"`
+	Candidates     int    `json:"candidates"`
+	PoolDBs        int    `json:"pool_dbs"`
 	// HeldOutATR and HeldOutDefault are Algorithm 1 alone and ATR +
 	// expansion on the held-out training questions, with the shipped
 	// threshold bias and margins.

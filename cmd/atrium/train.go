@@ -28,6 +28,10 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	limit := fs.Int("limit", 0, "use only this many training questions (0: all)")
 	extra := fs.String("extra-questions", "", "comma-separated question files over the same tables.json added to train_spider.json (the shipped weights use ../shared/bench/spider-syn/train_spider.json)")
 	holdOut := fs.Int("hold-out-every", 0, "leave one in N training databases (by sorted db_id) out of training, for held-out evaluation (the shipped weights use 7)")
+	avg := fs.Int("average-epochs", 0, "make the model the mean of the last N epochs' weights instead of the single epoch with the best held-out objective (0: best epoch)")
+	augment := fs.Float64("augment-schemas", 0, "share of training questions asked against a renamed copy of their database (synonyms, abbreviations, unseparated words), and of pool databases drawn renamed (0: none)")
+	varyPool := fs.Bool("vary-pool", false, "draw each training question's pool size between a quarter and twice the default 20 databases")
+	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
 	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
@@ -62,7 +66,8 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		Recalibrate: base,
 		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
 		ExtraQuestions: extras,
-		Train:          atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit},
+		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
+			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB},
 	})
 	if err != nil {
 		return err

@@ -96,7 +96,29 @@ type TrainConfig struct {
 	// must learn against negatives as many and as alike as at deployment.
 	// Negative: the whole training catalog.
 	PoolDBs int
-	Logger  *slog.Logger
+	// AverageEpochs, when positive, makes the model the mean of the last
+	// AverageEpochs epochs' weights instead of the single epoch with the
+	// best held-out objective. The held-out objective moves by about 0.07
+	// of F1 from one epoch to the next (docs/retrieval.md), so picking one
+	// epoch is a lottery; the mean of a decaying-rate trajectory's tail
+	// is steadier (stochastic weight averaging).
+	AverageEpochs int
+	// AugmentSchemas is the share of training questions asked against a
+	// renamed copy of their database, and of the other databases of their
+	// pools drawn renamed (augment.go); 0: none. It needs the copies in the
+	// catalog (RunTraining loads them when it is positive).
+	AugmentSchemas float64
+	// VaryPool draws each training question's pool size uniformly between
+	// a quarter of PoolDBs and twice it, so the threshold meets candidate
+	// lists as short and as long as deployments have.
+	VaryPool bool
+	// ValidByDB holds out the questions of ValidFrac of the training
+	// databases (seeded) instead of ValidFrac of the questions, so the
+	// epoch and operating point are chosen on schemas the network never
+	// saw as positives (a random question split leaves a held-out
+	// question's Spider-Syn twin in training).
+	ValidByDB bool
+	Logger    *slog.Logger
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {
@@ -165,6 +187,13 @@ type TrainingSet struct {
 // of the training databases) for every question of bench and turns the
 // candidate lists into training windows.
 func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, cfg TrainConfig) (*TrainingSet, error) {
+	return buildTrainingSet(ctx, r, bench, cfg, nil)
+}
+
+// buildTrainingSet is BuildTrainingSet with the renamed copies of the
+// training databases (by original schema) that cfg.AugmentSchemas draws
+// from; they must be in r's catalog.
+func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, cfg TrainConfig, variants map[string]*schemaVariant) (*TrainingSet, error) {
 	cfg = cfg.withDefaults()
 	ids, err := r.TableIDs(ctx)
 	if err != nil {
@@ -197,12 +226,21 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		s, _, _ := strings.Cut(name, ".")
 		bySchema[s] = append(bySchema[s], id)
 	}
+	isCopy := map[string]bool{}
+	for _, v := range variants {
+		isCopy[v.schema] = true
+	}
+	// schemas are the original databases; a renamed copy is drawn in its
+	// original's place.
 	schemas := make([]string, 0, len(bySchema))
 	for s := range bySchema {
-		schemas = append(schemas, s)
+		if !isCopy[s] {
+			schemas = append(schemas, s)
+		}
 	}
 	sort.Strings(schemas)
 	poolRng := rand.New(rand.NewPCG(cfg.Seed, 0x9001))
+	augRng := rand.New(rand.NewPCG(cfg.Seed, 0xa06))
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	order := rng.Perm(len(bench.Questions))
 	n := len(order)
@@ -210,6 +248,23 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		n = cfg.Limit
 	}
 	nValid := int(math.Round(float64(n) * cfg.ValidFrac))
+	validDB := map[string]bool{}
+	if cfg.ValidByDB {
+		dbRng := rand.New(rand.NewPCG(cfg.Seed, 0xdb5))
+		var own []string
+		seenDB := map[string]bool{}
+		for _, qi := range order[:n] {
+			if id := strings.ToLower(bench.Questions[qi].DBID); !seenDB[id] {
+				seenDB[id] = true
+				own = append(own, id)
+			}
+		}
+		sort.Strings(own)
+		k := int(math.Round(float64(len(own)) * cfg.ValidFrac))
+		for _, i := range dbRng.Perm(len(own))[:k] {
+			validDB[own[i]] = true
+		}
+	}
 	set := &TrainingSet{}
 	set.Embedder = r.EmbedderName()
 	rcfg := r.Config()
@@ -227,11 +282,36 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		for _, g := range gold {
 			goldSet[g] = true
 		}
+		valid := k < nValid
+		if cfg.ValidByDB {
+			valid = validDB[strings.ToLower(bq.DBID)]
+		}
+		// A training question is asked against its database's renamed copy
+		// with probability AugmentSchemas; so is each other database of
+		// its pool drawn renamed (augment.go).
+		renamed := func(schema string) *schemaVariant {
+			if valid || cfg.AugmentSchemas <= 0 || variants[schema] == nil || augRng.Float64() >= cfg.AugmentSchemas {
+				return nil
+			}
+			return variants[schema]
+		}
+		ownVar := renamed(strings.ToLower(bq.DBID))
+		if ownVar != nil {
+			mapped := map[string]bool{}
+			for g := range goldSet {
+				mapped[ownVar.mapTable(g)] = true
+			}
+			goldSet = mapped
+		}
 		question := bq.Question
 		// Leave-one-out value evidence, offered as the value CTE would.
 		terms := retriever.QueryTerms(question)
 		hooks := &retriever.CandidateOptions{Keep: 2 * rcfg.Candidates, ExtraValues: map[int64][]retriever.ValueHit{}}
-		if cfg.PoolDBs > 0 && cfg.PoolDBs < len(schemas) {
+		poolDBs := cfg.PoolDBs
+		if cfg.VaryPool && poolDBs > 0 && !valid {
+			poolDBs = max(poolDBs/4, 2) + augRng.IntN(2*poolDBs-max(poolDBs/4, 2)+1)
+		}
+		if poolDBs > 0 && poolDBs < len(schemas) {
 			own := strings.ToLower(bq.DBID)
 			hooks.Pool = map[int64]bool{}
 			add := func(s string) {
@@ -240,14 +320,22 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 					hooks.ExtraIDs = append(hooks.ExtraIDs, id)
 				}
 			}
-			add(own)
+			if ownVar != nil {
+				add(ownVar.schema)
+			} else {
+				add(own)
+			}
 			n := 1
 			for _, i := range poolRng.Perm(len(schemas)) {
-				if n >= cfg.PoolDBs {
+				if n >= poolDBs {
 					break
 				}
 				if schemas[i] != own {
-					add(schemas[i])
+					if v := renamed(schemas[i]); v != nil {
+						add(v.schema)
+					} else {
+						add(schemas[i])
+					}
 					n++
 				}
 			}
@@ -262,6 +350,10 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 				continue
 			}
 			seen[key] = true
+			if ownVar != nil {
+				l.column = ownVar.mapColumn(l.table, l.column)
+				l.table = ownVar.mapTable(l.table)
+			}
 			shares := false
 			for _, w := range ident.Split(l.value) {
 				if terms[w] {
@@ -302,7 +394,7 @@ func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		if inH1 == len(goldSet) {
 			set.h1Complete++
 		}
-		set.questions = append(set.questions, &trainQuestion{q: p.Query, prep: p, cands: h1, low: h2, gold: goldSet, valid: k < nValid})
+		set.questions = append(set.questions, &trainQuestion{q: p.Query, prep: p, cands: h1, low: h2, gold: goldSet, valid: valid})
 		if (k+1)%1000 == 0 {
 			cfg.Logger.Info("training set", "questions", k+1, "of", n)
 		}
@@ -502,6 +594,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 	}
 	h := make([]float64, cfg.Hidden)
 	x := make([]float64, retriever.NumPairFeatures)
+	var snapshots []*retriever.LiteModel
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -529,6 +622,9 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 			m.B2 = b2[0]
 		}
 		lastLoss = total / float64(len(order))
+		if cfg.AverageEpochs > 0 {
+			snapshots = append(snapshots, clone(m))
+		}
 		var bias, cut float64
 		var st retriever.HeldOutStats
 		if len(set.valid) > 0 {
@@ -546,6 +642,9 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 			best.Training.TrainLoss = lastLoss
 		}
 	}
+	if cfg.AverageEpochs > 0 {
+		best = averageTail(ctx, snapshots, set, cfg, lastLoss)
+	}
 	best.Training.Seed = cfg.Seed
 	best.Training.Epochs = cfg.Epochs
 	best.Training.Questions = set.Questions
@@ -555,6 +654,70 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 	best.Training.PoolDBs = cfg.PoolDBs
 	chooseOperatingPoint(ctx, best, set, cfg)
 	return best, nil
+}
+
+// averageTail returns the mean of the last cfg.AverageEpochs snapshots
+// with its threshold bias and cut chosen on the held-out questions. It logs
+// the held-out figures of other tail lengths too, so the choice of
+// AverageEpochs can be read off one run.
+func averageTail(ctx context.Context, snapshots []*retriever.LiteModel, set *TrainingSet, cfg TrainConfig, lastLoss float64) *retriever.LiteModel {
+	var chosen *retriever.LiteModel
+	for _, k := range []int{1, 2, 3, 4, 6, 8, len(snapshots)} {
+		if k > len(snapshots) || (k != cfg.AverageEpochs && len(set.valid) == 0) {
+			continue
+		}
+		avg := averageModels(snapshots[len(snapshots)-k:])
+		if len(set.valid) > 0 {
+			var st retriever.HeldOutStats
+			avg.ThresholdBias, avg.RelativeCut, st = chooseBias(runHeldOut(ctx, avg, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+			cfg.Logger.Info("train-atr averaged epochs", "last", k, "bias", avg.ThresholdBias, "cut", avg.RelativeCut,
+				"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables, "objective", objective(st))
+		}
+		if k == min(cfg.AverageEpochs, len(snapshots)) && chosen == nil {
+			chosen = avg
+		}
+	}
+	chosen.Training.BestEpoch = len(snapshots)
+	chosen.Training.AveragedEpochs = min(cfg.AverageEpochs, len(snapshots))
+	chosen.Training.TrainLoss = lastLoss
+	return chosen
+}
+
+// averageModels is the element-wise mean of ms' weights (same
+// standardisation, so the mean of the parameters is a model of the same
+// features).
+func averageModels(ms []*retriever.LiteModel) *retriever.LiteModel {
+	out := clone(ms[0])
+	inv := 1 / float64(len(ms))
+	scale := func(v []float64) {
+		for k := range v {
+			v[k] *= inv
+		}
+	}
+	add := func(dst, src []float64) {
+		for k := range dst {
+			dst[k] += src[k]
+		}
+	}
+	for _, m := range ms[1:] {
+		for j := range out.W1 {
+			add(out.W1[j], m.W1[j])
+		}
+		add(out.B1, m.B1)
+		add(out.W2, m.W2)
+		add(out.V, m.V)
+		add(out.U, m.U)
+		out.B2 += m.B2
+	}
+	for j := range out.W1 {
+		scale(out.W1[j])
+	}
+	scale(out.B1)
+	scale(out.W2)
+	scale(out.V)
+	scale(out.U)
+	out.B2 *= inv
+	return out
 }
 
 // Recalibrate keeps m's network and re-chooses its operating point
@@ -984,13 +1147,19 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	if _, err := benchload.Load(ctx, pool, job.BenchDir, benchload.Options{DBIDs: ids, Logger: log}); err != nil {
 		return nil, fmt.Errorf("load training schemas: %w", err)
 	}
+	var variants map[string]*schemaVariant
+	if job.Train.AugmentSchemas > 0 {
+		if variants, err = loadVariants(ctx, pool, bench, ids, job.Train.Seed, log); err != nil {
+			return nil, err
+		}
+	}
 	emb := catalog.NewBuiltinEmbedder(0)
 	log.Info("train-atr: syncing the training catalog")
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Logger: log}); err != nil {
 		return nil, fmt.Errorf("sync training catalog: %w", err)
 	}
 	r := retriever.NewForTraining(pool, emb)
-	set, err := BuildTrainingSet(ctx, r, bench, job.Train)
+	set, err := buildTrainingSet(ctx, r, bench, job.Train, variants)
 	if err != nil {
 		return nil, err
 	}
@@ -1007,6 +1176,15 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		data += " + " + filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
 	}
 	data += fmt.Sprintf(" (%d databases", len(ids))
+	if job.Train.AugmentSchemas > 0 {
+		data += fmt.Sprintf(", renamed copies for a share of %.2f", job.Train.AugmentSchemas)
+	}
+	if job.Train.VaryPool {
+		data += ", pool size varied"
+	}
+	if job.Train.ValidByDB {
+		data += ", validation split by database"
+	}
 	if len(held) > 0 {
 		data += fmt.Sprintf("; %d held out, one in %d by sorted db_id", len(held), job.HoldOutEvery)
 	}

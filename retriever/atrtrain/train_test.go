@@ -130,3 +130,36 @@ func TestRecalibrateKeepsNetwork(t *testing.T) {
 	require.Equal(t, trained.Expansion, got.Expansion)
 	require.Contains(t, got.Training.Data, "--recalibrate")
 }
+
+// TestAverageEpochs: --average-epochs makes the model the element-wise mean
+// of the last epochs' weights, reproducibly, and records it.
+func TestAverageEpochs(t *testing.T) {
+	cfg := TrainConfig{Seed: 7, Epochs: 4, AverageEpochs: 2}
+	a, err := Train(context.Background(), syntheticSet(1), cfg)
+	require.NoError(t, err)
+	b, err := Train(context.Background(), syntheticSet(1), cfg)
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+	require.Equal(t, 2, a.Training.AveragedEpochs)
+	require.Equal(t, 4, a.Training.BestEpoch)
+	_, err = retriever.ParseLiteModel(mustJSON(t, a))
+	require.NoError(t, err)
+
+	// averageModels is element-wise: the mean of a model and itself is the
+	// model, and shifting one of two moves the mean by half the shift.
+	e3, err := Train(context.Background(), syntheticSet(1), TrainConfig{Seed: 7, Epochs: 4})
+	require.NoError(t, err)
+	m := averageModels([]*retriever.LiteModel{e3, e3})
+	require.InDeltaSlice(t, e3.U, m.U, 1e-12)
+	require.InDelta(t, e3.B2, m.B2, 1e-12)
+	x := clone(e3)
+	for k := range x.U {
+		x.U[k] += 2
+	}
+	x.B2 += 4
+	m = averageModels([]*retriever.LiteModel{e3, x})
+	for k := range m.U {
+		require.InDelta(t, e3.U[k]+1, m.U[k], 1e-12)
+	}
+	require.InDelta(t, e3.B2+2, m.B2, 1e-12)
+}
