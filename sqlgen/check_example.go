@@ -2,8 +2,6 @@ package sqlgen
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -25,14 +23,6 @@ type CheckedExample struct {
 // exampleTimeout bounds each statement CheckExample runs when the caller
 // gives no timeout: EXPLAIN plans, it computes no rows.
 const exampleTimeout = 30 * time.Second
-
-// resolveTablesSQL maps each relation name as written (quoted, qualified
-// when written so) to schema.table on the session's search_path. $1 is a
-// text[] literal; a name that does not resolve comes back NULL.
-const resolveTablesSQL = `SELECT r, n.nspname || '.' || c.relname
-FROM pg_catalog.unnest(%s::text[]) AS r
-LEFT JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(r)
-LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace`
 
 // CheckExample validates sql as the SQL of a curated example
 // (atrium.examples) on the session up, with the same checks generated SQL
@@ -57,54 +47,15 @@ func CheckExample(ctx context.Context, up proxy.Upstream, sql string, statementT
 	if statementTimeout <= 0 {
 		statementTimeout = exampleTimeout
 	}
-	checked, err := Check(sql)
-	if err != nil {
-		return nil, reword(err)
-	}
-	sc, err := openScope(ctx, up, statementTimeout)
+	// The same check a corrected SQL in feedback gets: the example is
+	// what a curator vouches for, on their own session.
+	v, err := ValidateOnSession(ctx, up, sql, statementTimeout)
 	if err != nil {
 		return nil, err
 	}
-	out, err := checkExampleIn(ctx, sc, checked.SQL)
-	if cerr := sc.close(ctx); err == nil && cerr != nil {
-		return nil, cerr
+	out := &CheckedExample{SQL: v.SQL, Tables: v.Tables}
+	if out.Tables == nil {
+		out.Tables = []string{}
 	}
-	if err != nil {
-		return nil, reword(err)
-	}
-	return out, nil
-}
-
-func checkExampleIn(ctx context.Context, sc *scope, sql string) (*CheckedExample, error) {
-	if _, err := validate(ctx, sc, sql); err != nil {
-		return nil, err
-	}
-	src, err := ReadSources(sql)
-	if err != nil {
-		return nil, &proxy.Error{Code: CodeSyntax, Message: "the SQL does not parse: " + err.Error(), Err: err}
-	}
-	out := &CheckedExample{SQL: sql, Tables: []string{}}
-	if len(src.Relations) == 0 {
-		return out, nil
-	}
-	res, err := sc.query(ctx, fmt.Sprintf(resolveTablesSQL, textArray(setOf(src.Relations), same)))
-	if err != nil {
-		return nil, fmt.Errorf("resolve the tables of the SQL: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, row := range res.Rows {
-		if len(row) != 2 {
-			return nil, errorf(CodeInternal, "unexpected answer to the table lookup")
-		}
-		if row[1] == nil {
-			// EXPLAIN just resolved it; only a concurrent DROP gets here.
-			return nil, errorf("42P01", "relation %s does not exist", string(row[0]))
-		}
-		if t := string(row[1]); !seen[t] {
-			seen[t] = true
-			out.Tables = append(out.Tables, t)
-		}
-	}
-	sort.Strings(out.Tables)
 	return out, nil
 }

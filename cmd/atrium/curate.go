@@ -181,3 +181,57 @@ func nestedUsage(env *cliEnv, args []string, text, missing string) error {
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
+
+// idChange is a curation command that changes rows by id (examples
+// disable/enable/remove, glossary review/remove): all the ids or none, so
+// a typo in one id changes nothing.
+type idChange struct {
+	command      string
+	noun, plural string
+	// queries maps a verb to its statement: ... WHERE id = ANY($1)
+	// RETURNING id.
+	queries map[string]string
+	// past maps a verb to the word the summary line uses.
+	past map[string]string
+}
+
+func (c idChange) run(ctx context.Context, env *cliEnv, verb string, args []string) error {
+	fs := flag.NewFlagSet(c.command+" "+verb, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	dsn, catalogDSN := catalogFlags(fs)
+	if _, err := parseFlags(ctx, env, fs, args); err != nil {
+		return err
+	}
+	ids, err := parseIDs(fs.Args(), c.noun)
+	if err != nil {
+		return err
+	}
+	target, err := pickCatalog(*dsn, *catalogDSN)
+	if err != nil {
+		return err
+	}
+	conn, err := connectCatalog(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, c.queries[verb], ids)
+		if err != nil {
+			return catalogError(verb+" "+c.plural, err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return catalogError(verb+" "+c.plural, err)
+		}
+		if missing := missingIDs(ids, got); len(missing) > 0 {
+			return fmt.Errorf("no %s with id %s; nothing changed", c.noun, strings.Join(missing, ", "))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "%s %d %s\n", c.past[verb], len(ids), c.plural)
+	return nil
+}

@@ -56,7 +56,7 @@ func runExamples(ctx context.Context, env *cliEnv, args []string) error {
 	case "promote":
 		return runExamplesPromote(ctx, env, args[1:])
 	case "disable", "enable", "remove":
-		return runExamplesChange(ctx, env, args[0], args[1:])
+		return examplesChange.run(ctx, env, args[0], args[1:])
 	default:
 		return usageError{fmt.Sprintf("unknown examples subcommand %q (want add, import, list, candidates, promote, disable, enable or remove)", args[0])}
 	}
@@ -603,50 +603,13 @@ already promoted reports its existing example.
 	return nil
 }
 
-// runExamplesChange disables, enables or removes examples, all or none.
-func runExamplesChange(ctx context.Context, env *cliEnv, verb string, args []string) error {
-	fs := flag.NewFlagSet("examples "+verb, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	dsn, catalogDSN := catalogFlags(fs)
-	if _, err := parseFlags(ctx, env, fs, args); err != nil {
-		return err
-	}
-	ids, err := parseIDs(fs.Args(), "example")
-	if err != nil {
-		return err
-	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
-		return err
-	}
-	conn, err := connectCatalog(ctx, target)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	q := map[string]string{
+// examplesChange disables, enables or removes examples.
+var examplesChange = idChange{
+	command: "examples", noun: "example", plural: "examples",
+	queries: map[string]string{
 		"disable": "UPDATE atrium.examples SET enabled = false WHERE id = ANY($1) RETURNING id",
 		"enable":  "UPDATE atrium.examples SET enabled = true WHERE id = ANY($1) RETURNING id",
 		"remove":  "DELETE FROM atrium.examples WHERE id = ANY($1) RETURNING id",
-	}[verb]
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q, ids)
-		if err != nil {
-			return catalogError(verb+" examples", err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return catalogError(verb+" examples", err)
-		}
-		if missing := missingIDs(ids, got); len(missing) > 0 {
-			return fmt.Errorf("no example with id %s; nothing changed", strings.Join(missing, ", "))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	past := map[string]string{"disable": "disabled", "enable": "enabled", "remove": "removed"}[verb]
-	fmt.Fprintf(env.stdout, "%s %d examples\n", past, len(ids))
-	return nil
+	},
+	past: map[string]string{"disable": "disabled", "enable": "enabled", "remove": "removed"},
 }

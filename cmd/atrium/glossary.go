@@ -37,7 +37,7 @@ func runGlossary(ctx context.Context, env *cliEnv, args []string) error {
 	case "list":
 		return runGlossaryList(ctx, env, args[1:])
 	case "review", "remove":
-		return runGlossaryChange(ctx, env, args[0], args[1:])
+		return glossaryChange.run(ctx, env, args[0], args[1:])
 	default:
 		return usageError{fmt.Sprintf("unknown glossary subcommand %q (want add, list, review or remove)", args[0])}
 	}
@@ -218,49 +218,12 @@ func runGlossaryList(ctx context.Context, env *cliEnv, args []string) error {
 	return tw.Flush()
 }
 
-// runGlossaryChange reviews or removes entries, all or none.
-func runGlossaryChange(ctx context.Context, env *cliEnv, verb string, args []string) error {
-	fs := flag.NewFlagSet("glossary "+verb, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	dsn, catalogDSN := catalogFlags(fs)
-	if _, err := parseFlags(ctx, env, fs, args); err != nil {
-		return err
-	}
-	ids, err := parseIDs(fs.Args(), "glossary entry")
-	if err != nil {
-		return err
-	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
-		return err
-	}
-	conn, err := connectCatalog(ctx, target)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	q := "UPDATE atrium.glossary SET reviewed = true WHERE id = ANY($1) RETURNING id"
-	if verb == "remove" {
-		q = "DELETE FROM atrium.glossary WHERE id = ANY($1) RETURNING id"
-	}
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q, ids)
-		if err != nil {
-			return catalogError(verb+" glossary entries", err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return catalogError(verb+" glossary entries", err)
-		}
-		if missing := missingIDs(ids, got); len(missing) > 0 {
-			return fmt.Errorf("no glossary entry with id %s; nothing changed", strings.Join(missing, ", "))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	past := map[string]string{"review": "reviewed", "remove": "removed"}[verb]
-	fmt.Fprintf(env.stdout, "%s %d glossary entries\n", past, len(ids))
-	return nil
+// glossaryChange reviews or removes glossary entries.
+var glossaryChange = idChange{
+	command: "glossary", noun: "glossary entry", plural: "glossary entries",
+	queries: map[string]string{
+		"review": "UPDATE atrium.glossary SET reviewed = true WHERE id = ANY($1) RETURNING id",
+		"remove": "DELETE FROM atrium.glossary WHERE id = ANY($1) RETURNING id",
+	},
+	past: map[string]string{"review": "reviewed", "remove": "removed"},
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/test/llmfake"
@@ -43,23 +44,7 @@ func TestNLFollowUpRealRetrieval(t *testing.T) {
 	require.NoError(t, err)
 
 	// RETRIEVE of a follow-up shows what the follow-up would get.
-	rows, err := conn.Query(ctx, "RETRIEVE and only the ones from Aruba?")
-	require.NoError(t, err)
-	reasons := map[string]string{}
-	for rows.Next() {
-		var (
-			rank                  int32
-			schema, table, reason string
-			path                  *string
-			score                 float64
-			chosen                bool
-		)
-		require.NoError(t, rows.Scan(&rank, &schema, &table, &score, &chosen, &reason, &path))
-		if chosen {
-			reasons[schema+"."+table] = reason
-		}
-	}
-	require.NoError(t, rows.Err())
+	reasons := retrieveChosen(ctx, t, conn, "and only the ones from Aruba?")
 	t.Logf("chosen: %v", reasons)
 	require.Contains(t, reasons, "shop.orders", "the previous question's tables stay: %v", reasons)
 	require.Contains(t, reasons, "shop.customers", "%v", reasons)
@@ -121,9 +106,24 @@ func TestNLExampleAndGlossaryRealRetrieval(t *testing.T) {
 	require.Equal(t, []string{"Ann", "Cy"}, names)
 	require.Empty(t, e.llm.Requests(), "an example's own question needs no LLM call")
 
-	reasons := map[string]string{}
-	rows, err = conn.Query(ctx, "RETRIEVE What is our monthly payroll?")
+	reasons := retrieveChosen(ctx, t, conn, "What is our monthly payroll?")
+	require.Contains(t, reasons["hr.employees"], "glossary", "%v", reasons)
+
+	var title string
+	var avg float64
+	require.NoError(t, conn.QueryRow(ctx, "/* nl-new: What is our payroll per department? */").Scan(&title, &avg))
+	reqs := e.llm.Requests()
+	require.Len(t, reqs, 1)
+	require.Contains(t, reqs[0].Messages[1].Content, "payroll: What the company pays its employees")
+}
+
+// retrieveChosen asks RETRIEVE question and returns the chosen tables'
+// reasons by schema-qualified name.
+func retrieveChosen(ctx context.Context, t *testing.T, conn *pgx.Conn, question string) map[string]string {
+	t.Helper()
+	rows, err := conn.Query(ctx, "RETRIEVE "+question)
 	require.NoError(t, err)
+	reasons := map[string]string{}
 	for rows.Next() {
 		var (
 			rank                  int32
@@ -138,12 +138,5 @@ func TestNLExampleAndGlossaryRealRetrieval(t *testing.T) {
 		}
 	}
 	require.NoError(t, rows.Err())
-	require.Contains(t, reasons["hr.employees"], "glossary", "%v", reasons)
-
-	var title string
-	var avg float64
-	require.NoError(t, conn.QueryRow(ctx, "/* nl-new: What is our payroll per department? */").Scan(&title, &avg))
-	reqs := e.llm.Requests()
-	require.Len(t, reqs, 1)
-	require.Contains(t, reqs[0].Messages[1].Content, "payroll: What the company pays its employees")
+	return reasons
 }
