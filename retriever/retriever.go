@@ -295,7 +295,8 @@ type Result struct {
 	ATR []*TableInfo
 	// Abstained is true when nothing is chosen because no table answers:
 	// Algorithm 1 selected nothing, or its best table fell below
-	// Config.AbstainFloor or Config.AbstainCoverage. Tables still lists the
+	// Config.AbstainFloor or Config.AbstainCoverage (or, when set, both
+	// bars of Config.AbstainEvidence). Tables still lists the
 	// closest candidates (Chosen false, with their logits) so a caller can
 	// name them.
 	Abstained bool
