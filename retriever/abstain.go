@@ -20,10 +20,26 @@ const (
 	DefaultAbstainCoverage = 0.20
 )
 
+// AbstainEvidence is the optional absolute-evidence rule (off by
+// default): the retriever also abstains when the selection names less than
+// Coverage of the question's content words AND no selected table's
+// embedding reaches Cosine against the question's. The lite scorer's
+// logits are relative to the window, so neither of the shipped signals says
+// "nothing here is about this question at all"; the raw cosine is absolute
+// (it does not depend on the other candidates), and the conjunction spares
+// a question that is worded unlike the schema but close in meaning, or
+// named by the schema but embedded far from it. Measured in "Abstention"
+// of docs/retrieval.md.
+type AbstainEvidence struct {
+	Coverage float64 `json:"coverage"`
+	Cosine   float64 `json:"cosine"`
+}
+
 // abstention is the verdict on Algorithm 1's selection.
 type abstention struct {
 	best     float64 // best logit of the selection
 	coverage float64 // share of the question's content words it names
+	cosine   float64 // best raw question–table cosine of the selection
 	abstain  bool
 }
 
@@ -36,17 +52,21 @@ type abstention struct {
 // much of what the question asks about the selected tables name at all
 // (names, columns, comments, value hits) — a question about the weather
 // names nothing a sales schema holds, whatever the ranking.
-func abstain(q *Query, atr *atrResult, floor, minCoverage float64) abstention {
+func abstain(q *Query, atr *atrResult, floor, minCoverage float64, ev *AbstainEvidence) abstention {
 	if atr.Selected == 0 || len(atr.Ranked) == 0 {
 		// Algorithm 1 itself found nothing above its threshold.
 		return abstention{best: math.Inf(-1), abstain: true}
 	}
 	sel := atr.Ranked[:atr.Selected]
-	v := abstention{best: math.Inf(-1), coverage: selectionCoverage(q, sel)}
+	v := abstention{best: math.Inf(-1), cosine: math.Inf(-1), coverage: selectionCoverage(q, sel)}
 	for _, s := range sel {
 		v.best = max(v.best, s.Logit)
+		v.cosine = max(v.cosine, s.SemRaw)
 	}
 	v.abstain = v.best < floor || v.coverage < minCoverage
+	if ev != nil && v.coverage < ev.Coverage && v.cosine < ev.Cosine {
+		v.abstain = true
+	}
 	return v
 }
 

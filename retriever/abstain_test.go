@@ -79,3 +79,38 @@ func TestRetrieveWithExclusion(t *testing.T) {
 		require.False(t, strings.HasPrefix(tb.Table.QualifiedName(), "shop."), tb.Table.QualifiedName())
 	}
 }
+
+// The absolute-evidence rule is off by default; when set it abstains only
+// where both the selection's coverage and its best raw cosine are low, so a
+// threshold no selection can pass empties every set and the measured one
+// keeps an answerable question's tables.
+func TestRetrieveAbstainEvidence(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	ctx := context.Background()
+	const q = "For each product, show its title and the total quantity over all order lines."
+
+	def, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	require.Nil(t, def.Config().AbstainEvidence, "off by default")
+	res, err := def.Retrieve(ctx, q)
+	require.NoError(t, err)
+	require.False(t, res.Abstained)
+	require.False(t, math.IsInf(res.BestCosine, 0), "a selection reports its best cosine")
+
+	strict, err := New(pool, Config{AbstainEvidence: &AbstainEvidence{Coverage: 1.01, Cosine: math.Inf(1)}}, Options{Embedder: emb})
+	require.NoError(t, err)
+	res, err = strict.Retrieve(ctx, q)
+	require.NoError(t, err)
+	require.True(t, res.Abstained, "coverage and cosine both below an unreachable bar")
+	require.Empty(t, chosenNames(res))
+
+	// Either signal alone clearing its bar keeps the tables.
+	for _, ev := range []AbstainEvidence{{Coverage: 1.01, Cosine: math.Inf(-1)}, {Coverage: 0, Cosine: math.Inf(1)}, {Coverage: 0.30, Cosine: 0.09}} {
+		r, err := New(pool, Config{AbstainEvidence: &ev}, Options{Embedder: emb})
+		require.NoError(t, err)
+		res, err := r.Retrieve(ctx, q)
+		require.NoError(t, err)
+		require.False(t, res.Abstained, "%+v", ev)
+		require.Contains(t, chosenNames(res), "shop.products", "%+v", ev)
+	}
+}

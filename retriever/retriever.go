@@ -57,6 +57,9 @@ type Config struct {
 	// matched values) for anything to be chosen. Nil:
 	// DefaultAbstainCoverage; 0 disables.
 	AbstainCoverage *float64
+	// AbstainEvidence adds the absolute-evidence rule (abstain.go). Nil:
+	// off (the shipped behaviour).
+	AbstainEvidence *AbstainEvidence
 	// ExampleWeight bounds the logit bonus an example's tables get: the
 	// bonus is ExampleWeight × the example's similarity to the question.
 	// Default DefaultExampleWeight; negative disables example evidence.
@@ -292,7 +295,8 @@ type Result struct {
 	ATR []*TableInfo
 	// Abstained is true when nothing is chosen because no table answers:
 	// Algorithm 1 selected nothing, or its best table fell below
-	// Config.AbstainFloor or Config.AbstainCoverage. Tables still lists the
+	// Config.AbstainFloor or Config.AbstainCoverage (or, when set, both
+	// bars of Config.AbstainEvidence). Tables still lists the
 	// closest candidates (Chosen false, with their logits) so a caller can
 	// name them.
 	Abstained bool
@@ -302,6 +306,10 @@ type Result struct {
 	Selected  []*TableInfo
 	BestLogit float64
 	Coverage  float64
+	// BestCosine is the best raw question–table embedding cosine among
+	// the selection (-Inf when empty; 0 without an embedding): the
+	// absolute signal of Config.AbstainEvidence.
+	BestCosine float64
 	// Ranked is every candidate in ATR's final order with its logit and
 	// threshold (diagnostics).
 	Ranked []*Scored
@@ -596,8 +604,8 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	}
 	// Abstention comes before expansion: expanding an empty set keeps it
 	// empty, and a weak best table must not pull in its join neighbours.
-	ab := abstain(p.q, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage)
-	res.BestLogit, res.Coverage = ab.best, ab.coverage
+	ab := abstain(p.q, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainEvidence)
+	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
 	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false
 	}

@@ -40,6 +40,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
 	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
 	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
+	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
 	examples := fs.String("examples", "", "split: per database, questions at even positions become examples (atrium.examples, with their gold SQL) and the others are evaluated with and without them")
 	exampleWeight := fs.Float64("example-weight", 0, "logit bonus bound for an example's tables (0: the shipped default; negative: off)")
@@ -104,6 +105,15 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 			return usageError{fmt.Sprintf("--abstain-coverage: %v", err)}
 		}
 		cfg.AbstainCoverage = &c
+	}
+	if *abstainEv != "" {
+		cov, cos, ok := strings.Cut(*abstainEv, ":")
+		c, err1 := strconv.ParseFloat(cov, 64)
+		v, err2 := strconv.ParseFloat(cos, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return usageError{fmt.Sprintf("--abstain-evidence: %q is not coverage:cosine", *abstainEv)}
+		}
+		cfg.AbstainEvidence = &retriever.AbstainEvidence{Coverage: c, Cosine: v}
 	}
 	if *curve {
 		off, zero := math.Inf(-1), 0.0

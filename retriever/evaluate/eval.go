@@ -42,6 +42,8 @@ type EvalReport struct {
 	// disabled).
 	AbstainFloor    *float64 `json:"abstain_floor"`
 	AbstainCoverage *float64 `json:"abstain_coverage"`
+	// AbstainEvidence is the optional absolute-evidence rule (omitted: off).
+	AbstainEvidence *retriever.AbstainEvidence `json:"abstain_evidence,omitempty"`
 	// AbstainCurve is the default pipeline's trade-off over abstention
 	// floors (EvalOptions.Curve).
 	AbstainCurve []CurvePoint `json:"abstain_curve,omitempty"`
@@ -347,6 +349,7 @@ func Evaluate(ctx context.Context, r *retriever.Retriever, bench *benchload.Benc
 	if c := *r.Config().AbstainCoverage; c > 0 {
 		rep.AbstainCoverage = &c
 	}
+	rep.AbstainEvidence = r.Config().AbstainEvidence
 	for name, a := range accs {
 		rep.Methods[name] = a.stats()
 	}

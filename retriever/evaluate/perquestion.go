@@ -47,8 +47,12 @@ type QuestionRecord struct {
 	BestLogit *float64 `json:"best_logit"`
 	// Coverage is the share of the question's content words the selection
 	// names (the other abstention signal).
-	Coverage  float64 `json:"coverage"`
-	Threshold float64 `json:"threshold"`
+	Coverage float64 `json:"coverage"`
+	// BestCosine is the best raw embedding cosine among the selection
+	// (0 when it is empty); MaxCosine the best among all candidates.
+	BestCosine float64 `json:"best_cosine"`
+	MaxCosine  float64 `json:"max_cosine"`
+	Threshold  float64 `json:"threshold"`
 	// NonFinite counts candidates with a NaN or infinite score or logit
 	// (written as 0).
 	NonFinite int `json:"non_finite,omitempty"`
@@ -107,6 +111,10 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 		rec.Selected = []string{}
 	}
 	rec.Coverage = round4(res.Coverage)
+	rec.BestCosine = round4(res.BestCosine)
+	for _, c := range res.Candidates {
+		rec.MaxCosine = max(rec.MaxCosine, round4(c.SemRaw))
+	}
 	for _, e := range res.Examples {
 		var ts []string
 		for _, t := range e.Tables {
