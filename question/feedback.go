@@ -428,7 +428,7 @@ func feedbackNotice(v Verdict, out feedbackOutcome) *pgproto3.NoticeResponse {
 	case out.exampleID != 0:
 		fmt.Fprintf(&b, "; promoted to example %d", out.exampleID)
 	case out.candidate:
-		fmt.Fprintf(&b, "; promote with SELECT atrium.promote_feedback(%d)", out.id)
+		fmt.Fprintf(&b, "; promote with SELECT atrium.promote_feedback(%d) or atrium examples promote --dsn ... %d", out.id, out.id)
 	default:
 		b.WriteString("; not a candidate example")
 	}
