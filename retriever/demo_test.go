@@ -129,3 +129,33 @@ func TestSampleGlossaryTerm(t *testing.T) {
 	}
 	require.True(t, joined, "shop.order_items joins shop.orders: %v (chosen %v)", res.JoinPaths, got)
 }
+
+// Issue 10: a question whose time phrase ("last month") names no table.
+// "month" used to match finance.monthly_revenue, a value hit on
+// finance.expense_claims bridged finance.currencies in, and the chosen set
+// grew to seven tables across three schemas.
+func TestDemoQuestionTimeWords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, emb := sampleCatalog(ctx, t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	res, err := r.Retrieve(ctx, "How many tickets did each support agent resolve last month?")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("chosen: %v", got)
+	for _, c := range res.Ranked {
+		t.Logf("ranked %-32s logit=%6.2f thr=%6.2f lex=%.3f sem=%.3f slex=%.2f ssem=%.2f vals=%v", c.Table.QualifiedName(), c.Logit, c.Threshold, c.LexRaw, c.SemRaw, c.SLex, c.SSem, c.Values)
+	}
+	for _, rt := range res.Tables {
+		t.Logf("table %-32s chosen=%v score=%.2f reasons=%v values=%v", rt.Table.QualifiedName(), rt.Chosen, rt.Score, rt.Reasons, rt.Values)
+	}
+	for _, s := range res.ATR {
+		t.Logf("atr: %s", s.QualifiedName())
+	}
+	require.Contains(t, got, "support.tickets")
+	require.Contains(t, got, "support.agents")
+	for _, name := range got {
+		require.False(t, strings.HasPrefix(name, "finance."), "nothing from finance: %v", got)
+	}
+}
