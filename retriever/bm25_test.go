@@ -95,3 +95,33 @@ func TestLexIndexBuildsInBackgroundOnLargeCatalogs(t *testing.T) {
 	}
 	require.Len(t, names, 1)
 }
+
+// Relative time expressions leave the question's content words and the
+// lexical/value search terms; a determiner or unit alone stays.
+func TestRelativeTimeNamesNoTable(t *testing.T) {
+	cases := []struct {
+		q    string
+		gone []string
+		kept []string
+	}{
+		{"How many tickets did each support agent resolve last month?", []string{"last", "month"}, []string{"ticket", "agent", "resolve"}},
+		{"Orders placed in the past 3 years", []string{"past", "3", "years"}, []string{"orders", "placed"}},
+		{"invoices issued two weeks ago or today", []string{"two", "weeks", "ago", "today"}, []string{"invoices", "issued"}},
+		{"What is the last name of each student?", nil, []string{"last", "name", "student"}},
+		{"Which year had the most concerts?", nil, []string{"year", "concerts"}},
+	}
+	for _, c := range cases {
+		q := newQuery(c.q, nil, nil)
+		terms := map[string]bool{}
+		for _, w := range q.terms {
+			terms[w] = true
+		}
+		for _, w := range c.gone {
+			require.False(t, terms[w], "%q: %q is a search term", c.q, w)
+			require.False(t, q.content.set[stem(w)], "%q: %q is a content word", c.q, w)
+		}
+		for _, w := range c.kept {
+			require.True(t, terms[w] || q.content.set[stem(w)], "%q: %q dropped", c.q, w)
+		}
+	}
+}

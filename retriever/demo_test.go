@@ -129,3 +129,38 @@ func TestSampleGlossaryTerm(t *testing.T) {
 	}
 	require.True(t, joined, "shop.order_items joins shop.orders: %v (chosen %v)", res.JoinPaths, got)
 }
+
+// Issue 10: a question whose time phrase ("last month") names no table.
+// "month" used to match the finance.monthly_revenue view and a "one month"
+// value of finance.expense_claims; bridging then connected the view through
+// expense_claims and finance.currencies, and seven tables across three
+// schemas were chosen. Relative time expressions are no schema evidence
+// (relativeTime); other wordings of the same filter must not matter.
+func TestDemoQuestionTimeWords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, emb := sampleCatalog(ctx, t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	for _, q := range []string{
+		"How many tickets did each support agent resolve last month?",
+		"How many tickets did each support agent resolve this year?",
+		"How many tickets did each agent close in the past 30 days?",
+	} {
+		res, err := r.Retrieve(ctx, q)
+		require.NoError(t, err)
+		got := chosenNames(res)
+		var why []string
+		for _, rt := range res.Tables {
+			if rt.Chosen {
+				why = append(why, rt.Table.QualifiedName()+"("+joinReasons(rt.Reasons)+")")
+			}
+		}
+		t.Logf("%s\n  chosen: %v", q, why)
+		require.Contains(t, got, "support.tickets", q)
+		require.Contains(t, got, "support.agents", q)
+		for _, name := range got {
+			require.False(t, strings.HasPrefix(name, "finance."), "%s: nothing from finance: %v", q, why)
+		}
+	}
+}

@@ -16,9 +16,12 @@ type Query struct {
 	Embedding []float32
 
 	all     analyzed // every word, stopwords kept (table names like has_pet)
-	content analyzed // stopwords dropped: what the question asks about
-	words   map[string]bool
-	g       *graph
+	content analyzed // stopwords and relative time expressions dropped: what the question asks about
+	// terms are the words the lexical and value searches look for: every
+	// word but those of relative time expressions (see relativeTime).
+	terms []string
+	words map[string]bool
+	g     *graph
 	// exp maps a content word's stem to the stems the vocabulary expands
 	// it to, with their weights (below 1); see setExpansions.
 	exp map[string]map[string]float64
@@ -75,11 +78,18 @@ func (q *Query) expMatch(s string, exact map[string]bool, schemaExp map[string]f
 // NewQuery analyses a question. g may be nil (no join features).
 func newQuery(text string, emb []float32, g *graph) *Query {
 	q := &Query{Text: text, Embedding: emb, g: g}
-	q.all = analyze(text, false)
-	q.content = analyze(text, true)
+	words := ident.Split(text)
+	skip := relativeTime(words)
+	q.all = analyzeWords(words, false, nil)
+	q.content = analyzeWords(words, true, skip)
 	q.words = map[string]bool{}
 	for _, w := range q.all.words {
 		q.words[w] = true
+	}
+	for i, w := range words {
+		if !skip[i] {
+			q.terms = append(q.terms, w)
+		}
 	}
 	return q
 }

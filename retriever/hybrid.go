@@ -108,8 +108,8 @@ type rawCandidate struct {
 // fetchCandidates runs candidateSQL. extraIDs and extraValues let training
 // supply value evidence that the database does not hold (see train.go).
 func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParams, extraIDs []int64) (_ []rawCandidate, version, learningVersion int64, _ error) {
-	lexTerms := tsqueryTerms(q.all.words, true)
-	valTerms := tsqueryTerms(q.all.words, false)
+	lexTerms := tsqueryTerms(q.terms, true)
+	valTerms := tsqueryTerms(q.terms, false)
 	var valKept []string
 	for _, w := range valTerms {
 		if len(w) > 1 {

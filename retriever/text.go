@@ -71,10 +71,16 @@ type analyzed struct {
 }
 
 func analyze(s string, dropStop bool) analyzed {
+	return analyzeWords(ident.Split(s), dropStop, nil)
+}
+
+// analyzeWords is analyze over words already split; words at the positions
+// skip marks are left out.
+func analyzeWords(words []string, dropStop bool, skip map[int]bool) analyzed {
 	var a analyzed
 	a.set = map[string]bool{}
-	for _, w := range ident.Split(s) {
-		if dropStop && stopwords[w] {
+	for i, w := range words {
+		if (dropStop && stopwords[w]) || skip[i] {
 			continue
 		}
 		st := stem(w)
@@ -108,4 +114,66 @@ func tsqueryTerms(words []string, withNumbers bool) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// Relative time expressions ("last month", "the past 3 years", "two weeks
+// ago", "today") ask for a filter on a date column relative to now; they
+// name no table. Their unit word would otherwise count as schema evidence
+// for any table whose name, columns or values carry it (a monthly_revenue
+// view, a "one month" value) and pull it in.
+var (
+	timeDeterminers = wordSet(`last this next previous past current coming prior preceding recent`)
+	timeUnits       = wordSet(`second seconds minute minutes hour hours day days week weeks weekend weekends
+	fortnight fortnights month months quarter quarters year years decade decades`)
+	timeCounts  = wordSet(`few couple several one two three four five six seven eight nine ten eleven twelve`)
+	timeDeictic = wordSet(`yesterday today tomorrow tonight`)
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// relativeTime marks the positions of words (lower case, as ident.Split
+// returns them) that belong to a relative time expression: a determiner,
+// an optional count and a unit ("last month", "past 3 years", "next few
+// days"), a count and unit followed by "ago", or a deictic day word.
+// "last name" is not marked; a column named like the phrase ("the first
+// year and last year of parties") is, a cost accepted because schemas
+// rarely name a relative time (3 of Spider's 7,000 training questions).
+func relativeTime(words []string) map[int]bool {
+	var m map[int]bool
+	mark := func(from, to int) {
+		if m == nil {
+			m = map[int]bool{}
+		}
+		for i := from; i <= to; i++ {
+			m[i] = true
+		}
+	}
+	isCount := func(w string) bool { return isNumber(w) || timeCounts[w] }
+	for i, w := range words {
+		switch {
+		case timeDeictic[w]:
+			mark(i, i)
+		case timeDeterminers[w]:
+			j := i + 1
+			if j < len(words) && isCount(words[j]) {
+				j++
+			}
+			if j < len(words) && timeUnits[words[j]] {
+				mark(i, j)
+			}
+		case w == "ago" && i > 0 && timeUnits[words[i-1]]:
+			from := i - 1
+			if from > 0 && isCount(words[from-1]) {
+				from--
+			}
+			mark(from, i)
+		}
+	}
+	return m
 }

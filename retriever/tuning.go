@@ -103,7 +103,7 @@ func NewForTraining(pool *pgxpool.Pool, emb Embedder) *Retriever {
 func QueryTerms(question string) map[string]bool {
 	qa := newQuery(question, nil, nil)
 	terms := map[string]bool{}
-	for _, w := range tsqueryTerms(qa.all.words, false) {
+	for _, w := range tsqueryTerms(qa.terms, false) {
 		if len(w) > 1 {
 			terms[w] = true
 		}
