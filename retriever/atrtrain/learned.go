@@ -116,11 +116,9 @@ func readSynQuestions(files []string) ([]mine.Question, error) {
 	return out, nil
 }
 
-// foldRetrievers builds one retriever per fold of the training databases
-// ids, each with learned pairs mined from the Spider-Syn questions (of
-// files) of the other folds' databases; held databases are mined in none.
-// It maps each training database (lower-case) to its fold's retriever.
-func foldRetrievers(pool *pgxpool.Pool, emb retriever.Embedder, files []string, held map[string]bool, ids []string, k int, log *slog.Logger) (map[string]*retriever.Retriever, error) {
+// minedQuestions are the Spider-Syn questions of files outside the held
+// databases: what the folds' pairs are mined from.
+func minedQuestions(files []string, held map[string]bool) ([]mine.Question, error) {
 	all, err := readSynQuestions(files)
 	if err != nil {
 		return nil, err
@@ -134,6 +132,14 @@ func foldRetrievers(pool *pgxpool.Pool, emb retriever.Embedder, files []string, 
 	if len(qs) == 0 {
 		return nil, fmt.Errorf("learned pairs in folds: no question of the extra question files carries spider_question (Spider-Syn's format)")
 	}
+	return qs, nil
+}
+
+// foldRetrievers builds one retriever per fold of the training databases
+// ids, each with learned pairs mined from the questions qs of the other
+// folds' databases. It maps each training database (lower-case) to its
+// fold's retriever.
+func foldRetrievers(pool *pgxpool.Pool, emb retriever.Embedder, qs []mine.Question, ids []string, k int, log *slog.Logger) (map[string]*retriever.Retriever, error) {
 	wn, err := wordNetLexicon()
 	if err != nil {
 		return nil, err

@@ -77,6 +77,7 @@ import (
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/evaluate"
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
 // TrainConfig configures Train and BuildTrainingSet.
@@ -1132,6 +1133,12 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		}
 		bench.Questions = kept
 	}
+	var mined []mine.Question
+	if job.Train.LearnedPairsFolds > 0 {
+		if mined, err = minedQuestions(job.ExtraQuestions, held); err != nil {
+			return nil, err
+		}
+	}
 	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, fmt.Sprintf("atrium_train_atr_%d", os.Getpid()))
 	if err != nil {
 		return nil, err
@@ -1175,7 +1182,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	r := retriever.NewForTraining(pool, emb)
 	var byDB map[string]*retriever.Retriever
 	if k := job.Train.LearnedPairsFolds; k > 0 {
-		if byDB, err = foldRetrievers(pool, emb, job.ExtraQuestions, held, ids, k, log); err != nil {
+		if byDB, err = foldRetrievers(pool, emb, mined, ids, k, log); err != nil {
 			return nil, err
 		}
 	}
