@@ -15,7 +15,11 @@
 // expansions bridge the substitutions of the Spider-Syn training questions
 // of a held-out 20% of training databases, with the learned pairs mined
 // from the other 80% (see docs/retrieval.md). With -tune it searches the
-// expansion weights on another held-out fold and prints the best.
+// expansion weights on another held-out fold and prints the best. With
+// -hold-out-every N the learned pairs are mined without the training
+// databases `atrium train-atr --hold-out-every N` holds out, so a binary
+// built with them evaluates those databases fairly (docs/retrieval.md,
+// step 7); the shipped files are written without it.
 package main
 
 import (
