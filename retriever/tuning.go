@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // This file is the narrow surface that training (retriever/atrtrain) and
@@ -91,10 +93,17 @@ func (r *Retriever) EmbedderName() string {
 // NewForTraining builds a retriever whose scorer is irrelevant (training
 // only uses the hybrid stage), so it works before any weights exist.
 func NewForTraining(pool *pgxpool.Pool, emb Embedder) *Retriever {
+	return NewForTrainingVocab(pool, emb, nil)
+}
+
+// NewForTrainingVocab is NewForTraining with the lexicon lx (nil: the
+// embedded one); the trainer uses it to give each fold of training
+// databases learned pairs mined without that fold.
+func NewForTrainingVocab(pool *pgxpool.Pool, emb Embedder, lx *vocab.Lexicon) *Retriever {
 	placeholder := &LiteModel{}
 	r := &Retriever{db: pool, cfg: Config{}.withDefaults(), emb: emb, sc: placeholder, lite: placeholder}
 	r.log = slog.New(slog.DiscardHandler)
-	r.setVocabulary(nil)
+	r.setVocabulary(lx)
 	return r
 }
 

@@ -32,6 +32,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	augment := fs.Float64("augment-schemas", 0, "share of training questions asked against a renamed copy of their database (synonyms, abbreviations, unseparated words), and of pool databases drawn renamed (0: none)")
 	varyPool := fs.Bool("vary-pool", false, "draw each training question's pool size between a quarter and twice the default 20 databases")
 	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
+	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
 	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
@@ -67,7 +68,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
-			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB},
+			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds},
 	})
 	if err != nil {
 		return err

@@ -77,6 +77,7 @@ import (
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/evaluate"
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
 // TrainConfig configures Train and BuildTrainingSet.
@@ -118,7 +119,15 @@ type TrainConfig struct {
 	// saw as positives (a random question split leaves a held-out
 	// question's Spider-Syn twin in training).
 	ValidByDB bool
-	Logger    *slog.Logger
+	// LearnedPairsFolds, when positive, splits the training databases into
+	// that many folds and prepares each fold's questions with the
+	// vocabulary's learned pairs mined from the Spider-Syn questions of the
+	// other folds only (learned.go), so learned-pair evidence is as noisy
+	// in training as on unseen wordings. 0: the embedded pairs (mined from
+	// all of Spider-Syn train). RunTraining mines from the ExtraQuestions
+	// files that carry spider_question.
+	LearnedPairsFolds int
+	Logger            *slog.Logger
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {
@@ -187,13 +196,15 @@ type TrainingSet struct {
 // of the training databases) for every question of bench and turns the
 // candidate lists into training windows.
 func BuildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, cfg TrainConfig) (*TrainingSet, error) {
-	return buildTrainingSet(ctx, r, bench, cfg, nil)
+	return buildTrainingSet(ctx, r, bench, cfg, nil, nil)
 }
 
 // buildTrainingSet is BuildTrainingSet with the renamed copies of the
 // training databases (by original schema) that cfg.AugmentSchemas draws
-// from; they must be in r's catalog.
-func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, cfg TrainConfig, variants map[string]*schemaVariant) (*TrainingSet, error) {
+// from; they must be in r's catalog. byDB, when non-nil, gives the
+// retriever (over the same catalog, with its own lexicon) that prepares
+// the questions of a database (lower-case db_id); r for those it lacks.
+func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchload.Bench, cfg TrainConfig, variants map[string]*schemaVariant, byDB map[string]*retriever.Retriever) (*TrainingSet, error) {
 	cfg = cfg.withDefaults()
 	ids, err := r.TableIDs(ctx)
 	if err != nil {
@@ -370,7 +381,11 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 			}
 			hooks.ExtraValues[id] = append(hooks.ExtraValues[id], retriever.ValueHit{Column: l.column, Value: l.value})
 		}
-		p, err := r.PrepareCandidates(ctx, question, *hooks)
+		qr := r
+		if fr := byDB[strings.ToLower(bq.DBID)]; fr != nil {
+			qr = fr
+		}
+		p, err := qr.PrepareCandidates(ctx, question, *hooks)
 		var qe *retriever.QuestionError
 		if errors.As(err, &qe) {
 			continue
@@ -1118,6 +1133,12 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		}
 		bench.Questions = kept
 	}
+	var mined []mine.Question
+	if job.Train.LearnedPairsFolds > 0 {
+		if mined, err = minedQuestions(job.ExtraQuestions, held); err != nil {
+			return nil, err
+		}
+	}
 	dsn, drop, err := benchload.DedicatedDB(ctx, job.ServerDSN, fmt.Sprintf("atrium_train_atr_%d", os.Getpid()))
 	if err != nil {
 		return nil, err
@@ -1159,7 +1180,13 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		return nil, fmt.Errorf("sync training catalog: %w", err)
 	}
 	r := retriever.NewForTraining(pool, emb)
-	set, err := buildTrainingSet(ctx, r, bench, job.Train, variants)
+	var byDB map[string]*retriever.Retriever
+	if k := job.Train.LearnedPairsFolds; k > 0 {
+		if byDB, err = foldRetrievers(pool, emb, mined, ids, k, log); err != nil {
+			return nil, err
+		}
+	}
+	set, err := buildTrainingSet(ctx, r, bench, job.Train, variants, byDB)
 	if err != nil {
 		return nil, err
 	}
@@ -1184,6 +1211,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	if job.Train.ValidByDB {
 		data += ", validation split by database"
+	}
+	if job.Train.LearnedPairsFolds > 0 {
+		data += fmt.Sprintf(", learned pairs mined in %d folds by database", job.Train.LearnedPairsFolds)
 	}
 	if len(held) > 0 {
 		data += fmt.Sprintf("; %d held out, one in %d by sorted db_id", len(held), job.HoldOutEvery)

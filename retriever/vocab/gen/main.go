@@ -15,7 +15,11 @@
 // expansions bridge the substitutions of the Spider-Syn training questions
 // of a held-out 20% of training databases, with the learned pairs mined
 // from the other 80% (see docs/retrieval.md). With -tune it searches the
-// expansion weights on another held-out fold and prints the best.
+// expansion weights on another held-out fold and prints the best. With
+// -hold-out-every N the learned pairs are mined without the training
+// databases `atrium train-atr --hold-out-every N` holds out, so a binary
+// built with them evaluates those databases fairly (docs/retrieval.md,
+// step 7); the shipped files are written without it.
 package main
 
 import (
@@ -25,9 +29,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/atriumdb/atrium/retriever/vocab"
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
 func main() {
@@ -44,6 +50,7 @@ func run() error {
 	out := flag.String("out", "retriever/vocab/data", "output directory")
 	doMeasure := flag.Bool("measure", false, "print held-out figures (fold 0) instead of writing files")
 	doTune := flag.Bool("tune", false, "search expansion weights on fold 1 instead of writing files")
+	holdOut := flag.Int("hold-out-every", 0, "mine the learned pairs without the training databases atrium train-atr --hold-out-every N holds out (one in N by sorted db_id), so held-out evaluation is fair (0: all; the shipped pairs use 0)")
 	flag.Parse()
 
 	wn, err := readWordNet(*wnDir)
@@ -85,6 +92,8 @@ func run() error {
 	for _, q := range spiderQs {
 		train[q.DBID] = true
 	}
+	held := heldOut(train, *holdOut)
+	keep := func(db string) bool { return !held[strings.ToLower(db)] }
 
 	if *doMeasure || *doTune {
 		m := &measurer{known: wn.known, morphGz: morphGz, relsGz: relsGz, wnLex: wnLex, synQs: synQs, dbs: dbs, train: train}
@@ -97,8 +106,10 @@ func run() error {
 	var ab strings.Builder
 	hand, kept := writeAbbrev(&ab, mineAbbrev(wnLex, wn.known, dbs, train))
 	var lw strings.Builder
-	pairs := mineLearned(wnLex, synQs, func(string) bool { return true })
-	writeLearned(&lw, pairs)
+	pairs := mine.Pairs(wnLex, synQs, keep)
+	if err := mine.WriteTSV(&lw, pairs); err != nil {
+		return err
+	}
 	for name, b := range map[string][]byte{
 		"morph.txt.gz":   morphGz,
 		"wordnet.txt.gz": relsGz,
@@ -112,6 +123,28 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "wordnet: %d lemmas, %d exceptions, %d relations; abbreviations: %d hand, %d mined; learned pairs: %d\n",
 		len(wn.posMask), len(wn.exc), nrel, hand, kept, len(pairs))
 	return nil
+}
+
+// heldOut are the databases (lower-case) atrium train-atr --hold-out-every
+// every leaves out: of the sorted db_ids, those at positions every/2
+// modulo every (atrtrain.HeldOutDBs; not imported, to keep the generator
+// free of the database packages).
+func heldOut(train map[string]bool, every int) map[string]bool {
+	if every <= 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(train))
+	for id := range train {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := map[string]bool{}
+	for i, id := range ids {
+		if i%every == every/2 {
+			out[strings.ToLower(id)] = true
+		}
+	}
+	return out
 }
 
 // gzipBytes compresses s with an empty header (no name, no time), so the

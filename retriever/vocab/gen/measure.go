@@ -60,16 +60,16 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 			}
 			for _, s := range substitutions(nl.lx.Lemma, q.Original, q.Question, &group) {
 				subs++
-				groups[s.group] = true
-				ex := nl.lx.Expand(s.syn)
+				groups[s.Group] = true
+				ex := nl.lx.Expand(s.Syn)
 				subSize += len(ex)
 				for i, e := range ex {
-					if e.Term == s.orig {
+					if e.Term == s.Orig {
 						hit++
 						if nl.name == lexicons[len(lexicons)-1].name {
 							kindOf(e.Kind).hits++
 						}
-						groupHit[s.group] = true
+						groupHit[s.Group] = true
 						if i < 5 {
 							hit5++
 						}
@@ -140,13 +140,13 @@ func missed(w io.Writer, lx *vocab.Lexicon, qs []synQuestion, n, f int) {
 		}
 		for _, s := range substitutions(lx.Lemma, q.Original, q.Question, &group) {
 			found := false
-			for _, e := range lx.Expand(s.syn) {
-				if e.Term == s.orig {
+			for _, e := range lx.Expand(s.Syn) {
+				if e.Term == s.Orig {
 					found = true
 				}
 			}
 			if !found {
-				count[[2]string{s.syn, s.orig}]++
+				count[[2]string{s.Syn, s.Orig}]++
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"unicode"
+
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
 // spiderTable is the part of a tables.json entry the generator reads.
@@ -19,12 +21,7 @@ type spiderDB struct {
 }
 
 // synQuestion is one Spider-Syn training question with its Spider original.
-type synQuestion struct {
-	DBID     string `json:"db_id"`
-	Question string `json:"question"`
-	Original string `json:"spider_question"`
-	Query    string `json:"query"`
-}
+type synQuestion = mine.Question
 
 type spiderQuestion struct {
 	DBID     string `json:"db_id"`
@@ -87,110 +84,13 @@ func splitIdent(s string) []string {
 }
 
 // words splits a question into lower-case words of letters and digits.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
+func words(s string) []string { return mine.Words(s) }
 
-// opcode is one block of a token diff: a[i1:i2] became b[j1:j2].
-type opcode struct {
-	equal          bool
-	i1, i2, j1, j2 int
-}
+// stopOrNumber reports whether a question word is left out of the mined
+// pairs (mine.StopOrNumber).
+func stopOrNumber(w string) bool { return mine.StopOrNumber(w) }
 
-// diff aligns two token lists by a longest common subsequence and returns
-// the equal and changed blocks in order.
-func diff(a, b []string) []opcode {
-	n, m := len(a), len(b)
-	l := make([][]int, n+1)
-	for i := range l {
-		l[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				l[i][j] = l[i+1][j+1] + 1
-			} else {
-				l[i][j] = max(l[i+1][j], l[i][j+1])
-			}
-		}
-	}
-	var ops []opcode
-	i, j := 0, 0
-	ci, cj := 0, 0 // start of the pending changed block
-	flush := func() {
-		if ci < i || cj < j {
-			ops = append(ops, opcode{false, ci, i, cj, j})
-		}
-	}
-	for i < n && j < m {
-		switch {
-		case a[i] == b[j]:
-			flush()
-			ops = append(ops, opcode{true, i, i + 1, j, j + 1})
-			i++
-			j++
-			ci, cj = i, j
-		case l[i+1][j] >= l[i][j+1]:
-			i++
-		default:
-			j++
-		}
-	}
-	i, j = n, m
-	flush()
-	return ops
-}
-
-// substitution is one schema word a Spider-Syn question replaced: syn is
-// the question's word, orig the schema word of the Spider original, both
-// base forms. group numbers the changed block, so the words of a phrase
-// ("head office" for headquarters) share one.
-type substitution struct {
-	syn, orig string
-	group     int
-}
-
-// substitutions aligns an original question and its Spider-Syn version and
-// returns the replaced words: one for one in blocks of equal length, every
-// content word of a phrase for a single word in the other, nothing for
-// other shapes (rewordings the alignment cannot pair).
-func substitutions(lemma func(string) string, orig, syn string, group *int) []substitution {
-	a, b := words(orig), words(syn)
-	var out []substitution
-	add := func(s, o string) {
-		if stopOrNumber(s) || stopOrNumber(o) {
-			return
-		}
-		s, o = lemma(s), lemma(o)
-		if s == o {
-			return
-		}
-		out = append(out, substitution{s, o, *group})
-	}
-	for _, op := range diff(a, b) {
-		if op.equal {
-			continue
-		}
-		*group++
-		na, nb := op.i2-op.i1, op.j2-op.j1
-		switch {
-		case na == 0 || nb == 0:
-		case na == nb:
-			for k := 0; k < na; k++ {
-				add(b[op.j1+k], a[op.i1+k])
-				*group++
-			}
-		case na == 1:
-			for k := op.j1; k < op.j2; k++ {
-				add(b[k], a[op.i1])
-			}
-		case nb == 1:
-			for k := op.i1; k < op.i2; k++ {
-				add(b[op.j1], a[k])
-			}
-		}
-	}
-	return out
+// substitutions are mine.Substitutions.
+func substitutions(lemma func(string) string, orig, syn string, group *int) []mine.Substitution {
+	return mine.Substitutions(lemma, orig, syn, group)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/atriumdb/atrium/retriever/vocab"
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
 // measurer holds the inputs of the held-out experiments.
@@ -25,9 +26,11 @@ func (m *measurer) lexicon(f int, wordnet, learned bool, w *vocab.Weights) (*voc
 	src := vocab.Sources{Morph: bytes.NewReader(m.morphGz), Weights: w, Abbrev: strings.NewReader(m.abbrev())}
 	n := 0
 	if learned {
-		pairs := mineLearned(m.wnLex, m.synQs, func(db string) bool { return fold(db) != f })
+		pairs := mine.Pairs(m.wnLex, m.synQs, func(db string) bool { return fold(db) != f })
 		var lw strings.Builder
-		writeLearned(&lw, pairs)
+		if err := mine.WriteTSV(&lw, pairs); err != nil {
+			return nil, 0, err
+		}
 		src.Learned = strings.NewReader(lw.String())
 		n = len(pairs)
 	}

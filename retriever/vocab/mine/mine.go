@@ -1,0 +1,219 @@
+// Package mine mines the learned question-word → schema-word pairs of the
+// vocabulary (retriever/vocab's learned.tsv) from Spider-Syn training
+// questions: each Spider-Syn question is aligned with its Spider original
+// and the replaced words are counted.
+//
+// Two programs use it: the generator (retriever/vocab/gen), which mines the
+// shipped pairs from all training questions, and the scorer's trainer
+// (retriever/atrtrain), which mines them per fold of databases so that a
+// training question never sees pairs mined from its own database.
+package mine
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
+)
+
+// Question is one Spider-Syn training question with its Spider original
+// (the fields of Spider-Syn's train_spider.json).
+type Question struct {
+	DBID     string `json:"db_id"`
+	Question string `json:"question"`
+	Original string `json:"spider_question"`
+	Query    string `json:"query"`
+}
+
+// Pair is a question word, the schema word it replaced, how often (N), and
+// how many substitutions the question word made in all (Total).
+type Pair struct {
+	Syn, Orig string
+	N, Total  int
+}
+
+// Pairs counts the substitutions of the questions of the databases keep
+// accepts, and keeps the pairs seen at least twice or confirmed by WordNet.
+// wn must be a Lexicon without learned pairs (morphology and WordNet only):
+// it gives the base forms and the confirmation. The result is sorted, so
+// the same questions give the same pairs.
+func Pairs(wn *vocab.Lexicon, qs []Question, keep func(db string) bool) []Pair {
+	count := map[[2]string]int{}
+	total := map[string]int{}
+	group := 0
+	for _, q := range qs {
+		if !keep(q.DBID) {
+			continue
+		}
+		for _, s := range Substitutions(wn.Lemma, q.Original, q.Question, &group) {
+			count[[2]string{s.Syn, s.Orig}]++
+			total[s.Syn]++
+		}
+	}
+	var out []Pair
+	for k, n := range count {
+		if n < 2 && !confirmed(wn, k[0], k[1]) {
+			continue
+		}
+		out = append(out, Pair{k[0], k[1], n, total[k[0]]})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Syn != b.Syn {
+			return a.Syn < b.Syn
+		}
+		if a.N != b.N {
+			return a.N > b.N
+		}
+		return a.Orig < b.Orig
+	})
+	return out
+}
+
+func confirmed(wn *vocab.Lexicon, syn, orig string) bool {
+	for _, e := range wn.Expand(syn) {
+		if e.Term == orig {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteTSV writes pairs in learned.tsv's format (vocab.Sources.Learned).
+func WriteTSV(w io.Writer, pairs []Pair) error {
+	var b strings.Builder
+	b.WriteString("# Learned from Spider-Syn training questions (never dev): <question word>\t<schema word it replaced>\t<times>\t<all replacements by the question word>.\n")
+	b.WriteString("# Kept when seen twice or more, or confirmed by WordNet. Base forms.\n")
+	for _, p := range pairs {
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\n", p.Syn, p.Orig, p.N, p.Total)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// StopOrNumber reports whether a question word is left out of the mined
+// pairs: stop words and numbers carry no schema meaning.
+func StopOrNumber(w string) bool {
+	if vocab.Stop(w) || len(w) < 2 {
+		return true
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Words splits a question into lower-case words of letters and digits.
+func Words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// opcode is one block of a token diff: a[i1:i2] became b[j1:j2].
+type opcode struct {
+	equal          bool
+	i1, i2, j1, j2 int
+}
+
+// diff aligns two token lists by a longest common subsequence and returns
+// the equal and changed blocks in order.
+func diff(a, b []string) []opcode {
+	n, m := len(a), len(b)
+	l := make([][]int, n+1)
+	for i := range l {
+		l[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				l[i][j] = l[i+1][j+1] + 1
+			} else {
+				l[i][j] = max(l[i+1][j], l[i][j+1])
+			}
+		}
+	}
+	var ops []opcode
+	i, j := 0, 0
+	ci, cj := 0, 0 // start of the pending changed block
+	flush := func() {
+		if ci < i || cj < j {
+			ops = append(ops, opcode{false, ci, i, cj, j})
+		}
+	}
+	for i < n && j < m {
+		switch {
+		case a[i] == b[j]:
+			flush()
+			ops = append(ops, opcode{true, i, i + 1, j, j + 1})
+			i++
+			j++
+			ci, cj = i, j
+		case l[i+1][j] >= l[i][j+1]:
+			i++
+		default:
+			j++
+		}
+	}
+	i, j = n, m
+	flush()
+	return ops
+}
+
+// Substitution is one schema word a Spider-Syn question replaced: Syn is
+// the question's word, Orig the schema word of the Spider original, both
+// base forms. Group numbers the changed block, so the words of a phrase
+// ("head office" for headquarters) share one.
+type Substitution struct {
+	Syn, Orig string
+	Group     int
+}
+
+// Substitutions aligns an original question and its Spider-Syn version and
+// returns the replaced words: one for one in blocks of equal length, every
+// content word of a phrase for a single word in the other, nothing for
+// other shapes (rewordings the alignment cannot pair). group is the running
+// block number, carried across calls.
+func Substitutions(lemma func(string) string, orig, syn string, group *int) []Substitution {
+	a, b := Words(orig), Words(syn)
+	var out []Substitution
+	add := func(s, o string) {
+		if StopOrNumber(s) || StopOrNumber(o) {
+			return
+		}
+		s, o = lemma(s), lemma(o)
+		if s == o {
+			return
+		}
+		out = append(out, Substitution{s, o, *group})
+	}
+	for _, op := range diff(a, b) {
+		if op.equal {
+			continue
+		}
+		*group++
+		na, nb := op.i2-op.i1, op.j2-op.j1
+		switch {
+		case na == 0 || nb == 0:
+		case na == nb:
+			for k := 0; k < na; k++ {
+				add(b[op.j1+k], a[op.i1+k])
+				*group++
+			}
+		case na == 1:
+			for k := op.j1; k < op.j2; k++ {
+				add(b[k], a[op.i1])
+			}
+		case nb == 1:
+			for k := op.i1; k < op.i2; k++ {
+				add(b[op.j1], a[k])
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,21 @@
+package mine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSubstitutions: one-for-one replacements and a phrase for one word
+// are paired; stop words, numbers and unchanged words are not.
+func TestSubstitutions(t *testing.T) {
+	group := 0
+	subs := Substitutions(func(s string) string { return s }, "Show the headquarters of 3 singers", "Show the head office of 3 vocalists", &group)
+	var got [][2]string
+	for _, s := range subs {
+		got = append(got, [2]string{s.Syn, s.Orig})
+	}
+	require.Equal(t, [][2]string{{"head", "headquarters"}, {"office", "headquarters"}, {"vocalists", "singers"}}, got)
+	require.Equal(t, subs[0].Group, subs[1].Group, "a phrase shares its block")
+	require.NotEqual(t, subs[1].Group, subs[2].Group)
+}
