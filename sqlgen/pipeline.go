@@ -238,6 +238,12 @@ type identity struct {
 // encoding, date, interval, float and bytea output, locale-dependent
 // formatting, the text search default, row security, NULL comparison).
 //
+// The database's oid is in it too: a database dropped and created again
+// under the same name (a reloaded sample, a restored dump) holds other
+// rows, and its new catalog counts its versions from the start again, so
+// name and version alone could key the old database's answers (seen when
+// `make demo` reloaded its sample database with Redis still warm).
+//
 // Custom (dotted) settings such as app.tenant are not in it: reading one
 // takes current_setting (STABLE), pg_settings (a view over a STABLE
 // function) or a row-level security policy, and cacheable never stores a
@@ -258,7 +264,8 @@ const identitySelect = `SELECT current_user, session_user, pg_catalog.current_se
     'lc_time=' || pg_catalog.current_setting('lc_time'),
     'default_text_search_config=' || pg_catalog.current_setting('default_text_search_config'),
     'row_security=' || pg_catalog.current_setting('row_security'),
-    'transform_null_equals=' || pg_catalog.current_setting('transform_null_equals'))`
+    'transform_null_equals=' || pg_catalog.current_setting('transform_null_equals'),
+    'database_oid=' || (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()))`
 
 const identityColumns = 5
 

@@ -3,12 +3,15 @@ package sqlgen
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/test/llmfake"
+	"github.com/atriumdb/atrium/test/testdb"
 )
 
 // countingUpstream counts the round trips a question makes on the client's
@@ -91,4 +94,34 @@ func TestIdentityRoundTrips(t *testing.T) {
 	_, err = st.Execute(context.Background(), up, &collector{})
 	require.NoError(t, err)
 	requireUsable(t, up.pgUpstream, 'I')
+}
+
+// TestIdentityTellsRecreatedDatabaseApart: a database dropped and created
+// again under the same name (a reloaded sample, a restored dump) is another
+// identity, so the result cache cannot serve the old database's answers
+// when the new catalog's version numbers come round to the old ones.
+func TestIdentityTellsRecreatedDatabaseApart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := testdb.New(t)
+	name := dbName(t, dsn)
+	up := connectUpstream(t, dsn)
+	before, err := sessionIdentity(ctx, up)
+	require.NoError(t, err)
+	require.NoError(t, up.conn.Close(ctx))
+
+	admin, err := pgx.Connect(ctx, testdb.AdminDSN())
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	ident := pgx.Identifier{name}.Sanitize()
+	_, err = admin.Exec(ctx, "DROP DATABASE "+ident+" WITH (FORCE)")
+	require.NoError(t, err)
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+ident)
+	require.NoError(t, err)
+
+	after, err := sessionIdentity(ctx, connectUpstream(t, dsn))
+	require.NoError(t, err)
+	require.Equal(t, before.database, after.database)
+	require.NotEqual(t, before, after, "same name, another database")
+	require.Contains(t, after.settings, "database_oid=")
 }
