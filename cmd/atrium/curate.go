@@ -51,6 +51,24 @@ func connectCatalog(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	return c, nil
 }
 
+// openCatalogFlags connects to the catalog database that --dsn and
+// --catalog-dsn name (see catalogFlags).
+func openCatalogFlags(ctx context.Context, dsn, catalogDSN string) (*pgx.Conn, error) {
+	target, err := pickCatalog(dsn, catalogDSN)
+	if err != nil {
+		return nil, err
+	}
+	return connectCatalog(ctx, target)
+}
+
+// noArguments refuses positional arguments a command does not take.
+func noArguments(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
 // parseIDs reads the positional ids of promote, review, remove...
 func parseIDs(args []string, what string) ([]int64, error) {
 	if len(args) == 0 {
@@ -206,11 +224,7 @@ func (c idChange) run(ctx context.Context, env *cliEnv, verb string, args []stri
 	if err != nil {
 		return err
 	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
-		return err
-	}
-	conn, err := connectCatalog(ctx, target)
+	conn, err := openCatalogFlags(ctx, *dsn, *catalogDSN)
 	if err != nil {
 		return err
 	}

@@ -223,8 +223,8 @@ added_by that role).
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if err := noArguments(fs); err != nil {
+		return err
 	}
 	if *question == "" || *sqlText == "" {
 		return usageError{"--question and --sql are required"}
@@ -449,14 +449,10 @@ func runExamplesList(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
+	if err := noArguments(fs); err != nil {
 		return err
 	}
-	conn, err := connectCatalog(ctx, target)
+	conn, err := openCatalogFlags(ctx, *dsn, *catalogDSN)
 	if err != nil {
 		return err
 	}
@@ -508,14 +504,10 @@ func runExamplesCandidates(ctx context.Context, env *cliEnv, args []string) erro
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
+	if err := noArguments(fs); err != nil {
 		return err
 	}
-	conn, err := connectCatalog(ctx, target)
+	conn, err := openCatalogFlags(ctx, *dsn, *catalogDSN)
 	if err != nil {
 		return err
 	}
@@ -576,11 +568,7 @@ already promoted reports its existing example.
 	if err != nil {
 		return err
 	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
-		return err
-	}
-	conn, err := connectCatalog(ctx, target)
+	conn, err := openCatalogFlags(ctx, *dsn, *catalogDSN)
 	if err != nil {
 		return err
 	}

@@ -102,8 +102,8 @@ condition, e.g. "status = 'active'": it is shown to the LLM, never run.
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if err := noArguments(fs); err != nil {
+		return err
 	}
 	if *term == "" || *def == "" {
 		return usageError{"--term and --definition are required"}
@@ -124,11 +124,7 @@ condition, e.g. "status = 'active'": it is shown to the LLM, never run.
 		}
 		fragment = &f
 	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
-		return err
-	}
-	conn, err := connectCatalog(ctx, target)
+	conn, err := openCatalogFlags(ctx, *dsn, *catalogDSN)
 	if err != nil {
 		return err
 	}
@@ -178,14 +174,10 @@ func runGlossaryList(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	target, err := pickCatalog(*dsn, *catalogDSN)
-	if err != nil {
+	if err := noArguments(fs); err != nil {
 		return err
 	}
-	conn, err := connectCatalog(ctx, target)
+	conn, err := openCatalogFlags(ctx, *dsn, *catalogDSN)
 	if err != nil {
 		return err
 	}
