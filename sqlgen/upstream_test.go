@@ -2,21 +2,20 @@ package sqlgen
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgproto3"
-
-	"github.com/atriumdb/atrium/proxy"
 )
 
 // pgUpstream is a proxy.Upstream over one real pgconn connection: the
 // pipeline's unit tests run against real PostgreSQL without the proxy, as
-// the proxy's session would drive a Statement.
+// the proxy's session would drive a Statement. conn is there for tests
+// that close or inspect the connection.
 type pgUpstream struct {
+	*ConnUpstream
 	conn *pgconn.PgConn
 }
 
@@ -37,78 +36,8 @@ func connectUpstream(t testing.TB, dsn string) *pgUpstream {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
-	return &pgUpstream{conn: c}
+	return &pgUpstream{ConnUpstream: NewConnUpstream(c), conn: c}
 }
-
-func upstreamErr(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return &proxy.UpstreamError{Severity: pe.Severity, Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint}
-	}
-	return err
-}
-
-func fields(fds []pgconn.FieldDescription) []pgproto3.FieldDescription {
-	out := make([]pgproto3.FieldDescription, len(fds))
-	for i, f := range fds {
-		out[i] = pgproto3.FieldDescription{Name: []byte(f.Name), TableOID: f.TableOID, TableAttributeNumber: f.TableAttributeNumber,
-			DataTypeOID: f.DataTypeOID, DataTypeSize: f.DataTypeSize, TypeModifier: f.TypeModifier, Format: f.Format}
-	}
-	return out
-}
-
-func (u *pgUpstream) Query(ctx context.Context, sql string) (*proxy.Result, error) {
-	results, err := u.conn.Exec(ctx, sql).ReadAll()
-	if err != nil {
-		return nil, upstreamErr(err)
-	}
-	res := &proxy.Result{}
-	for _, r := range results {
-		if r.FieldDescriptions != nil {
-			res.Fields, res.Rows = fields(r.FieldDescriptions), r.Rows
-		}
-		res.CommandTag = r.CommandTag.String()
-	}
-	return res, nil
-}
-
-func (u *pgUpstream) Stream(ctx context.Context, sql string, limit int, w proxy.RowWriter, params ...[]byte) (string, bool, error) {
-	rr := u.conn.ExecParams(ctx, sql, params, nil, nil, nil)
-	if err := w.Fields(fields(rr.FieldDescriptions())); err != nil {
-		_, _ = rr.Close()
-		return "", false, err
-	}
-	n, truncated := 0, false
-	for rr.NextRow() {
-		if limit > 0 && n >= limit {
-			truncated = true
-			continue
-		}
-		n++
-		if err := w.Row(rr.Values()); err != nil {
-			_, _ = rr.Close()
-			return "", false, err
-		}
-	}
-	tag, err := rr.Close()
-	if err != nil {
-		return "", false, upstreamErr(err)
-	}
-	return tag.String(), truncated, nil
-}
-
-func (u *pgUpstream) Describe(ctx context.Context, sql string) ([]pgproto3.FieldDescription, error) {
-	sd, err := u.conn.Prepare(ctx, "", sql, nil)
-	if err != nil {
-		return nil, upstreamErr(err)
-	}
-	if len(sd.Fields) == 0 {
-		return nil, nil
-	}
-	return fields(sd.Fields), nil
-}
-
-func (u *pgUpstream) TxStatus() byte { return u.conn.TxStatus() }
 
 // collector is a proxy.RowWriter that keeps what it is given.
 type collector struct {

@@ -87,7 +87,7 @@ type checkedExample struct {
 // examples are about, as that connection's role.
 type exampleChecker struct {
 	conn    *pgx.Conn
-	up      *connUpstream
+	up      *sqlgen.ConnUpstream
 	role    string
 	timeout time.Duration
 }
@@ -97,7 +97,7 @@ func newExampleChecker(ctx context.Context, dsn string, timeout time.Duration) (
 	if err != nil {
 		return nil, fmt.Errorf("connect to --dsn: %w", err)
 	}
-	c := &exampleChecker{conn: conn, up: &connUpstream{conn: conn.PgConn()}, timeout: timeout}
+	c := &exampleChecker{conn: conn, up: sqlgen.NewConnUpstream(conn.PgConn()), timeout: timeout}
 	if err := conn.QueryRow(ctx, "SELECT current_user").Scan(&c.role); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("read the --dsn role: %w", err)

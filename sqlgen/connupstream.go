@@ -1,4 +1,4 @@
-package main
+package sqlgen
 
 import (
 	"context"
@@ -10,18 +10,23 @@ import (
 	"github.com/atriumdb/atrium/proxy"
 )
 
-// connUpstream is a proxy.Upstream over one pgconn connection, so the CLI
-// checks SQL with exactly the code the proxy runs on a client's session
-// (sqlgen.CheckExample). Not safe for concurrent use.
-type connUpstream struct {
+// ConnUpstream is a proxy.Upstream over one pgconn connection, so that SQL
+// is checked outside a proxied session (atrium examples add, tests) with
+// exactly the code the proxy runs on a client's session (CheckExample,
+// ValidateOnSession). Not safe for concurrent use.
+type ConnUpstream struct {
 	conn *pgconn.PgConn
 }
 
-var _ proxy.Upstream = (*connUpstream)(nil)
+var _ proxy.Upstream = (*ConnUpstream)(nil)
 
-// upstreamErr turns a server error into the *proxy.UpstreamError the
+// NewConnUpstream returns the Upstream over conn; the caller keeps
+// ownership of conn.
+func NewConnUpstream(conn *pgconn.PgConn) *ConnUpstream { return &ConnUpstream{conn: conn} }
+
+// connUpstreamErr turns a server error into the *proxy.UpstreamError the
 // checks expect, keeping its SQLSTATE, detail and hint.
-func upstreamErr(err error) error {
+func connUpstreamErr(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return &proxy.UpstreamError{Severity: pe.Severity, Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint}
@@ -39,10 +44,10 @@ func protoFields(fds []pgconn.FieldDescription) []pgproto3.FieldDescription {
 }
 
 // Query implements proxy.Upstream.
-func (u *connUpstream) Query(ctx context.Context, sql string) (*proxy.Result, error) {
+func (u *ConnUpstream) Query(ctx context.Context, sql string) (*proxy.Result, error) {
 	results, err := u.conn.Exec(ctx, sql).ReadAll()
 	if err != nil {
-		return nil, upstreamErr(err)
+		return nil, connUpstreamErr(err)
 	}
 	res := &proxy.Result{}
 	for _, r := range results {
@@ -55,7 +60,7 @@ func (u *connUpstream) Query(ctx context.Context, sql string) (*proxy.Result, er
 }
 
 // Stream implements proxy.Upstream.
-func (u *connUpstream) Stream(ctx context.Context, sql string, limit int, w proxy.RowWriter, params ...[]byte) (string, bool, error) {
+func (u *ConnUpstream) Stream(ctx context.Context, sql string, limit int, w proxy.RowWriter, params ...[]byte) (string, bool, error) {
 	rr := u.conn.ExecParams(ctx, sql, params, nil, nil, nil)
 	if fds := rr.FieldDescriptions(); fds != nil {
 		if err := w.Fields(protoFields(fds)); err != nil {
@@ -77,16 +82,16 @@ func (u *connUpstream) Stream(ctx context.Context, sql string, limit int, w prox
 	}
 	tag, err := rr.Close()
 	if err != nil {
-		return "", false, upstreamErr(err)
+		return "", false, connUpstreamErr(err)
 	}
 	return tag.String(), truncated, nil
 }
 
 // Describe implements proxy.Upstream.
-func (u *connUpstream) Describe(ctx context.Context, sql string) ([]pgproto3.FieldDescription, error) {
+func (u *ConnUpstream) Describe(ctx context.Context, sql string) ([]pgproto3.FieldDescription, error) {
 	sd, err := u.conn.Prepare(ctx, "", sql, nil)
 	if err != nil {
-		return nil, upstreamErr(err)
+		return nil, connUpstreamErr(err)
 	}
 	if len(sd.Fields) == 0 {
 		return nil, nil
@@ -95,4 +100,4 @@ func (u *connUpstream) Describe(ctx context.Context, sql string) ([]pgproto3.Fie
 }
 
 // TxStatus implements proxy.Upstream.
-func (u *connUpstream) TxStatus() byte { return u.conn.TxStatus() }
+func (u *ConnUpstream) TxStatus() byte { return u.conn.TxStatus() }
