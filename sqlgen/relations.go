@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
+	"github.com/atriumdb/atrium/internal/sqlsource"
 )
 
 // Sources are the relations and functions a query reads, taken from
@@ -23,116 +21,32 @@ type Sources struct {
 	Functions []string
 }
 
-// ReadSources parses sql and lists its relations and functions. CTE names
-// are scoped as PostgreSQL scopes them: a WITH clause's names are visible
-// in its own SELECT (its set-operation arms and subqueries included) and,
-// for a non-recursive WITH, each CTE sees only the CTEs before it, so
+// ReadSources parses sql and lists its relations and functions, with CTE
+// names scoped as PostgreSQL scopes them (see sqlsource.Read), so
 //
 //	WITH docs AS (SELECT * FROM docs) SELECT * FROM docs
 //
-// reads the real table docs, and a CTE inside a subquery hides nothing
-// outside it.
+// reads the real table docs.
 func ReadSources(sql string) (*Sources, error) {
-	res, err := pg_query.Parse(sql)
+	src, err := sqlsource.Read(sql)
 	if err != nil {
 		return nil, err
 	}
-	w := &sourceWalker{rels: map[string]bool{}, funcs: map[string]bool{}}
-	for _, st := range res.GetStmts() {
-		w.walk(st.ProtoReflect(), nil)
-	}
-	out := &Sources{}
-	for r := range w.rels {
-		out.Relations = append(out.Relations, r)
-	}
-	for f := range w.funcs {
-		out.Functions = append(out.Functions, f)
+	out := &Sources{Functions: src.Functions}
+	seen := map[string]bool{}
+	for _, r := range src.Relations {
+		name := quoteIdent(r.Name)
+		if r.Schema != "" {
+			name = quoteIdent(r.Schema) + "." + name
+		}
+		if !seen[name] {
+			seen[name] = true
+			out.Relations = append(out.Relations, name)
+		}
 	}
 	sort.Strings(out.Relations)
 	sort.Strings(out.Functions)
 	return out, nil
-}
-
-// cteScope is one WITH clause's names, linked to the enclosing scope.
-type cteScope struct {
-	names map[string]bool
-	outer *cteScope
-}
-
-func (s *cteScope) has(name string) bool {
-	for ; s != nil; s = s.outer {
-		if s.names[name] {
-			return true
-		}
-	}
-	return false
-}
-
-type sourceWalker struct {
-	rels, funcs map[string]bool
-}
-
-func (w *sourceWalker) walk(m protoreflect.Message, sc *cteScope) {
-	if !m.IsValid() {
-		return
-	}
-	switch n := m.Interface().(type) {
-	case *pg_query.SelectStmt:
-		if wc := n.GetWithClause(); wc != nil && len(wc.GetCtes()) > 0 {
-			inner := &cteScope{names: map[string]bool{}, outer: sc}
-			ctes := wc.GetCtes()
-			if wc.GetRecursive() {
-				for _, c := range ctes {
-					inner.names[c.GetCommonTableExpr().GetCtename()] = true
-				}
-				for _, c := range ctes {
-					w.walk(c.GetCommonTableExpr().GetCtequery().ProtoReflect(), inner)
-				}
-			} else {
-				for _, c := range ctes {
-					// The CTE's own query sees only the CTEs before it.
-					w.walk(c.GetCommonTableExpr().GetCtequery().ProtoReflect(), inner)
-					inner.names[c.GetCommonTableExpr().GetCtename()] = true
-				}
-			}
-			w.fields(m, inner, "with_clause")
-			return
-		}
-	case *pg_query.RangeVar:
-		if n.GetSchemaname() == "" && sc.has(n.GetRelname()) {
-			return
-		}
-		name := quoteIdent(n.GetRelname())
-		if n.GetSchemaname() != "" {
-			name = quoteIdent(n.GetSchemaname()) + "." + name
-		}
-		w.rels[name] = true
-		return
-	case *pg_query.FuncCall:
-		if parts := n.GetFuncname(); len(parts) > 0 {
-			w.funcs[strings.ToLower(parts[len(parts)-1].GetString_().GetSval())] = true
-		}
-	}
-	w.fields(m, sc, "")
-}
-
-// fields walks every message field of m except skip.
-func (w *sourceWalker) fields(m protoreflect.Message, sc *cteScope, skip protoreflect.Name) {
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Name() == skip {
-			return true
-		}
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				w.walk(l.Get(i).Message(), sc)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			w.walk(v.Message(), sc)
-		}
-		return true
-	})
 }
 
 // cacheableSQL decides, on the client's session, whether rows of a query
