@@ -37,7 +37,10 @@ func unsampledType(t string) bool {
 
 // sampleQuery reads at most lim.rows rows of r without a full scan of a large
 // table: TABLESAMPLE SYSTEM picks whole pages at random when the planner
-// thinks the table is much larger than the sample.
+// thinks the table is much larger than the sample. REPEATABLE (0) fixes the
+// seed, so syncing unchanged data samples the same pages: the catalog (and
+// what retrieval and its evaluation make of it) does not change between
+// two syncs of the same table.
 func sampleQuery(r *relation, lim sampleLimits) (string, []int) {
 	var cols []int
 	var sb strings.Builder
@@ -65,7 +68,7 @@ func sampleQuery(r *relation, lim sampleLimits) (string, []int) {
 		pct = max(pct, 0.0001)
 		sb.WriteString(" TABLESAMPLE SYSTEM (")
 		sb.WriteString(strconv.FormatFloat(pct, 'f', 6, 64))
-		sb.WriteString(")")
+		sb.WriteString(") REPEATABLE (0)")
 	}
 	sb.WriteString(" LIMIT ")
 	sb.WriteString(strconv.Itoa(lim.rows))

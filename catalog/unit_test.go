@@ -73,3 +73,17 @@ func TestParseDescription(t *testing.T) {
 	_, err = parseDescription("no json")
 	require.Error(t, err)
 }
+
+// A large table is sampled by pages with a fixed seed: two syncs of the
+// same data read the same rows, so the catalog they build is the same.
+func TestSampleQueryRepeatable(t *testing.T) {
+	lim := sampleLimits{rows: 100, columns: 10, valueLen: 80}
+	r := &relation{Schema: "shop", Name: "orders", Kind: "table", RelTuples: 1e7,
+		Columns: []column{{Name: "id", Type: "bigint"}, {Name: "note", Type: "text"}, {Name: "doc", Type: "bytea"}}}
+	sql, cols := sampleQuery(r, lim)
+	require.Equal(t, []int{0, 1}, cols)
+	require.Equal(t, `SELECT left("id"::text, 80), left("note"::text, 80) FROM "shop"."orders" TABLESAMPLE SYSTEM (0.020000) REPEATABLE (0) LIMIT 100`, sql)
+	r.RelTuples = 500 // small: read from the start, no sampling
+	sql, _ = sampleQuery(r, lim)
+	require.NotContains(t, sql, "TABLESAMPLE")
+}

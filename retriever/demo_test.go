@@ -164,3 +164,45 @@ func TestDemoQuestionTimeWords(t *testing.T) {
 		}
 	}
 }
+
+// Questions in a user's words, not the schema's: every content word is a
+// synonym or a near relation of a table's name. The vocabulary bridge has
+// the tables among the candidates; rewriteToSchema lets the scorer see them
+// as the named tables they are (before it, the first and last questions
+// chose nothing at all, and the second nothing from shop).
+func TestSampleQuestionsInOwnWords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, emb := sampleCatalog(ctx, t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		question string
+		want     []string
+		rewrites map[string]string
+	}{
+		{"Which clients placed the most purchases?", []string{"shop.customers", "shop.orders"}, map[string]string{"clients": "customers"}},
+		{"Which vendors supply the most merchandise?", []string{"shop.suppliers", "shop.products"}, map[string]string{"merchandise": "product"}},
+		{"Which shoppers wrote the most critiques?", []string{"shop.customers", "shop.reviews"}, map[string]string{"critiques": "reviews"}},
+	} {
+		res, err := r.Retrieve(ctx, tc.question)
+		require.NoError(t, err)
+		got := chosenNames(res)
+		t.Logf("%s: rewrites %v, chosen %v", tc.question, res.Rewrites, got)
+		for _, w := range tc.want {
+			require.Contains(t, got, w, tc.question)
+		}
+		said := map[string]string{}
+		for _, rw := range res.Rewrites {
+			said[rw.From] = rw.To
+		}
+		for from, to := range tc.rewrites {
+			require.Equal(t, to, said[from], "%s: %q is said as", tc.question, from)
+		}
+		for _, rt := range res.Tables {
+			if rt.Chosen && rt.Table.QualifiedName() == tc.want[1] {
+				require.Contains(t, rt.Reasons, ReasonVocabulary, "%s: reasons of %s", tc.question, tc.want[1])
+			}
+		}
+	}
+}

@@ -105,6 +105,9 @@ const (
 	ReasonJoin     = "join"
 	ReasonBridge   = "bridge"
 	ReasonMultihop = "multihop"
+	// ReasonVocabulary: the table's name or columns carry a word the
+	// question said with a synonym (Result.Rewrites).
+	ReasonVocabulary = "vocabulary"
 )
 
 // JoinPath is one join condition between two chosen tables.

@@ -463,6 +463,7 @@ func schemaCoverage(q *Query, cands []*Candidate) {
 	for _, c := range cands {
 		k := len(cov[q.group(c.Table)])
 		c.schemaCov = float64(k) / float64(nContent)
+		c.schemaBest = 0
 		if k == best && best > 0 {
 			c.schemaBest = 1
 		}

@@ -34,6 +34,12 @@ type Config struct {
 	// question words (synonyms, hypernyms, learned pairs) in the lexical
 	// list; an exact match counts 1. Default 0.5; negative disables.
 	QuestionExpansion float64
+	// SchemaRewrite is the least vocabulary-bridge weight (in
+	// QuestionExpansion's units) at which a question word no candidate
+	// names is said in a candidate's words before scoring ("nation" →
+	// country; see rewriteToSchema). Default DefaultSchemaRewrite;
+	// negative disables.
+	SchemaRewrite float64
 	// ValueRows bounds the value-index entries considered per question.
 	// Default 200.
 	ValueRows int
@@ -108,6 +114,12 @@ func (c Config) withDefaults() Config {
 		c.QuestionExpansion = 0.5
 	case c.QuestionExpansion < 0:
 		c.QuestionExpansion = 0
+	}
+	switch {
+	case c.SchemaRewrite == 0:
+		c.SchemaRewrite = DefaultSchemaRewrite
+	case c.SchemaRewrite < 0:
+		c.SchemaRewrite = 0
 	}
 	if c.ValueRows <= 0 {
 		c.ValueRows = 200
@@ -313,6 +325,9 @@ type Result struct {
 	// Ranked is every candidate in ATR's final order with its logit and
 	// threshold (diagnostics).
 	Ranked []*Scored
+	// Rewrites are the question words the scorer saw in the candidates'
+	// words (Config.SchemaRewrite), in question order.
+	Rewrites []Rewrite
 	// Timings per stage.
 	Timings Timings
 
@@ -337,7 +352,7 @@ type ResultTable struct {
 	// tables from expansion or multi-hop, the logit they got when scored).
 	Score  float64
 	Chosen bool
-	// Reasons: lexical, vector, value, join, bridge, multihop.
+	// Reasons: lexical, vector, value, vocabulary, join, bridge, multihop.
 	Reasons []string
 	// Values are value-index entries the question mentions.
 	Values []ValueHit
@@ -429,6 +444,11 @@ type prepared struct {
 	// learn is what the examples, the glossary and the previous turn say
 	// (empty when learning is off).
 	learn *learningEvidence
+	// asked is the question as the user put it; q is what the scorer
+	// sees, in the candidates' words where the vocabulary bridges them
+	// (rewrites).
+	asked    *Query
+	rewrites []Rewrite
 }
 
 func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, hooks *evalHooks, tm *Timings) (*prepared, error) {
@@ -541,8 +561,29 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 		return nil, err
 	}
 	cands := combine(q, raws, tables, p)
+	asked := q
+	var rws []Rewrite
+	if r.cfg.SchemaRewrite > 0 {
+		var q2 *Query
+		if q2, rws = rewriteToSchema(q, cands, r.vocab, r.cfg.QuestionExpansion, r.cfg.SchemaRewrite); q2 != q {
+			// The hybrid evidence (scores, ranks) the scorer reads is
+			// recomputed as if the question had said the schema's words,
+			// over the same union of tables (the one every expansion
+			// found), whose best C are chosen again. Without the in-process index (a large catalog's is still
+			// being built) the SQL's lexical scores stand.
+			if p.index != nil {
+				scores := p.index.score(rewrittenTerms(p.terms, rws))
+				for i := range raws {
+					raws[i].lex = p.index.scoreOf(scores, raws[i].id)
+				}
+				cands = combine(q, raws, tables, p)
+			}
+			schemaCoverage(q2, cands)
+			q = q2
+		}
+	}
 	tm.Hybrid = time.Since(t1)
-	return &prepared{q: q, snap: snap, cands: cands, learn: ev}, nil
+	return &prepared{q: q, asked: asked, snap: snap, cands: cands, learn: ev, rewrites: rws}, nil
 }
 
 func idSet(ids []int64) map[int64]bool {
@@ -581,6 +622,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	res.Candidates = p.cands
 	res.Examples, res.Glossary = p.learn.hits()
 	res.NearestExample = p.learn.nearest
+	res.Rewrites = p.rewrites
 	bonus, learnReasons, other := p.learn.bonuses(lp)
 	sc := r.sc
 	if len(bonus) > 0 || other != 0 {
@@ -604,7 +646,9 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	}
 	// Abstention comes before expansion: expanding an empty set keeps it
 	// empty, and a weak best table must not pull in its join neighbours.
-	ab := abstain(p.q, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainEvidence)
+	// Coverage is judged on the user's words (a rewritten word is named
+	// by construction) through the same bridge as before.
+	ab := abstain(p.asked, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainEvidence)
 	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
 	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false
@@ -674,6 +718,10 @@ func (r *Retriever) assemble(res *Result, q *Query, atr *atrResult, ex *expansio
 	}
 	in := map[int64]bool{}
 	rank := 0
+	rewritten := map[string]bool{}
+	for _, rw := range res.Rewrites {
+		rewritten[stem(rw.To)] = true
+	}
 	add := func(t *TableInfo, s *Scored, chosen bool, extra string) {
 		rank++
 		rt := ResultTable{Rank: rank, Table: t, Chosen: chosen}
@@ -681,6 +729,14 @@ func (r *Retriever) assemble(res *Result, q *Query, atr *atrResult, ex *expansio
 			rt.Score = s.Logit
 			rt.Reasons = reasonsFor(q, s.Candidate)
 			rt.Values = s.Values
+			if len(rewritten) > 0 {
+				for st := range ownStems(t) {
+					if rewritten[st] {
+						rt.Reasons = append(rt.Reasons, ReasonVocabulary)
+						break
+					}
+				}
+			}
 		}
 		if extra != "" {
 			rt.Reasons = append(rt.Reasons, extra)

@@ -41,6 +41,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
 	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
 	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
+	schemaRewrite := fs.Float64("schema-rewrite", 0, "least vocabulary-bridge weight at which a question word is said in a candidate table's words before scoring (0: the shipped default; negative: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
 	examples := fs.String("examples", "", "split: per database, questions at even positions become examples (atrium.examples, with their gold SQL) and the others are evaluated with and without them")
 	exampleWeight := fs.Float64("example-weight", 0, "logit bonus bound for an example's tables (0: the shipped default; negative: off)")
@@ -92,6 +93,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 			grid = append(grid, retriever.ExampleParams{Weight: v[0], Gate: v[1], Penalty: v[2], Neighbours: int(v[3]), Spread: v[4], PenaltyGate: v[5]})
 		}
 	}
+	cfg.SchemaRewrite = *schemaRewrite
 	if *floor != "" {
 		f, err := strconv.ParseFloat(*floor, 64)
 		if err != nil {

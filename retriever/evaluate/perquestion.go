@@ -53,6 +53,9 @@ type QuestionRecord struct {
 	BestCosine float64 `json:"best_cosine"`
 	MaxCosine  float64 `json:"max_cosine"`
 	Threshold  float64 `json:"threshold"`
+	// Rewrites are the question words scored as schema words
+	// ("nation→country").
+	Rewrites []string `json:"rewrites,omitempty"`
 	// NonFinite counts candidates with a NaN or infinite score or logit
 	// (written as 0).
 	NonFinite int `json:"non_finite,omitempty"`
@@ -112,6 +115,9 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 	}
 	rec.Coverage = round4(res.Coverage)
 	rec.BestCosine = round4(res.BestCosine)
+	for _, rw := range res.Rewrites {
+		rec.Rewrites = append(rec.Rewrites, rw.From+"→"+rw.To)
+	}
 	for _, c := range res.Candidates {
 		rec.MaxCosine = max(rec.MaxCosine, round4(c.SemRaw))
 	}
