@@ -626,7 +626,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	bonus, learnReasons, other := p.learn.bonuses(lp)
 	sc := r.sc
 	if len(bonus) > 0 || other != 0 {
-		sc = bonusScorer{Scorer: r.sc, bonus: bonus, other: other, spare: p.learn.namedBeyondExample(p.q)}
+		sc = bonusScorer{Scorer: r.sc, bonus: bonus, other: other, spare: p.learn.namedBeyondExample(p.asked)}
 	}
 
 	t := time.Now()
