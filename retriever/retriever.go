@@ -83,6 +83,11 @@ type Config struct {
 	// follow-up (RetrieveAsk with Previous). Default DefaultFollowUpBonus;
 	// negative disables.
 	FollowUpBonus float64
+
+	// defaulted marks a Config withDefaults has filled: "off" is stored
+	// as 0 there, which a second pass would read as "unset" and turn
+	// back into the default (retriever.New after WithDefaults did).
+	defaulted bool
 }
 
 // DefaultWindow and DefaultRetain are ATR's sliding window W and the R
@@ -94,6 +99,10 @@ const (
 )
 
 func (c Config) withDefaults() Config {
+	if c.defaulted {
+		return c
+	}
+	c.defaulted = true
 	if c.Candidates <= 0 {
 		c.Candidates = 50
 	}

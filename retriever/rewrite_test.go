@@ -71,3 +71,16 @@ func TestRewriteToSchema(t *testing.T) {
 		t.Errorf("min weight 0: rewrites = %+v", rws)
 	}
 }
+
+// "Off" survives a second pass of defaults: evaluation fills a Config and
+// hands it to New, which fills it again; -1 had come back as the default.
+func TestConfigDefaultsIdempotent(t *testing.T) {
+	c := Config{SchemaRewrite: -1, QuestionExpansion: -1, ExampleWeight: -1, Alpha: -1, FollowUpBonus: -1}.withDefaults()
+	d := c.withDefaults()
+	if d.SchemaRewrite != 0 || d.QuestionExpansion != 0 || d.ExampleWeight != 0 || d.Alpha != 0 || d.FollowUpBonus != 0 {
+		t.Errorf("off came back after a second withDefaults: %+v", d)
+	}
+	if e := (Config{}).withDefaults(); e.SchemaRewrite != DefaultSchemaRewrite || e.QuestionExpansion != 0.5 {
+		t.Errorf("defaults: SchemaRewrite %v, QuestionExpansion %v", e.SchemaRewrite, e.QuestionExpansion)
+	}
+}
