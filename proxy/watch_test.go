@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,13 @@ func TestStatementCancelledWhenClientCloses(t *testing.T) {
 				c.fe.Send(&pgproto3.Sync{})
 			}
 			go func() { _ = c.fe.Flush() }() // net.Pipe: the write completes as it is read
+			// net.Pipe has no buffer: the proxy may answer Parse and Bind
+			// before it reads Execute, and that write must not wait for a
+			// reader (a TCP socket's buffer takes it). Draining ends when
+			// the connection is closed below.
+			drained := make(chan struct{})
+			go func() { _, _ = io.Copy(io.Discard, c.nc); close(drained) }()
+			defer func() { _ = c.nc.Close(); <-drained }()
 			select {
 			case <-st.started:
 			case <-time.After(30 * time.Second):
