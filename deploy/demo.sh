@@ -185,6 +185,10 @@ SQL
 -- RETRIEVE shows the tables Atrium would use for a question, and how they join:
 RETRIEVE $question;
 
+-- Users rarely repeat the schema's words. Question words the tables do not carry are
+-- scored as the tables' words they stand for ("clients" as customers): reason vocabulary.
+RETRIEVE Which clients placed the most purchases?;
+
 -- A question in natural language. Without an LLM endpoint (DEMO_SERVE_FLAGS="--llm-url ...")
 -- the answer is an error that says so and shows what RETRIEVE found.
 /* nl: Which products have the most reviews? */;
