@@ -578,8 +578,9 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 			// The hybrid evidence (scores, ranks) the scorer reads is
 			// recomputed as if the question had said the schema's words,
 			// over the same union of tables (the one every expansion
-			// found), whose best C are chosen again. Without the in-process index (a large catalog's is still
-			// being built) the SQL's lexical scores stand.
+			// found), whose best C are chosen again. Without the
+			// in-process index (a large catalog's is still being built)
+			// the SQL's lexical scores stand.
 			if p.index != nil {
 				scores := p.index.score(rewrittenTerms(p.terms, rws))
 				for i := range raws {
