@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"unicode"
 	"unicode/utf8"
 
@@ -179,6 +180,43 @@ func printable(s string, max int) string {
 		}
 	}
 	return s
+}
+
+// listing is what a curation command's list prints: the rows query reads
+// from table (named in errors), scanned by scan, as a JSON array or as a
+// tab-aligned table of header and one line per row.
+type listing[T any] struct {
+	table  string
+	query  string
+	args   []any
+	scan   func(pgx.CollectableRow) (T, error)
+	header string         // tab-separated column names
+	line   func(T) string // tab-separated fields, printable() applied
+}
+
+// print runs the listing on conn and writes it to out; it returns the rows
+// for a caller that adds a hint.
+func (l listing[T]) print(ctx context.Context, conn *pgx.Conn, out io.Writer, asJSON bool) ([]T, error) {
+	rows, err := conn.Query(ctx, l.query, l.args...)
+	if err != nil {
+		return nil, catalogError("read "+l.table, err)
+	}
+	list, err := pgx.CollectRows(rows, l.scan)
+	if err != nil {
+		return nil, catalogError("read "+l.table, err)
+	}
+	if asJSON {
+		if list == nil {
+			list = []T{} // [] rather than null
+		}
+		return list, writeJSON(out, list)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, l.header)
+	for _, r := range list {
+		fmt.Fprintln(tw, l.line(r))
+	}
+	return list, tw.Flush()
 }
 
 // writeJSON writes v as indented JSON.

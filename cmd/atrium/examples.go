@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -457,32 +456,22 @@ func runExamplesList(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, `SELECT id, question, sql, tables, added_by, added_at, source, enabled, feedback_id, note
-		FROM atrium.examples ORDER BY id`)
-	if err != nil {
-		return catalogError("read atrium.examples", err)
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (exampleRow, error) {
-		var e exampleRow
-		err := r.Scan(&e.ID, &e.Question, &e.SQL, &e.Tables, &e.AddedBy, &e.AddedAt, &e.Source, &e.Enabled, &e.FeedbackID, &e.Note)
-		return e, err
-	})
-	if err != nil {
-		return catalogError("read atrium.examples", err)
-	}
-	if *asJSON {
-		if list == nil {
-			list = []exampleRow{}
-		}
-		return writeJSON(env.stdout, list)
-	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tENABLED\tSOURCE\tADDED_BY\tADDED_AT\tTABLES\tQUESTION")
-	for _, e := range list {
-		fmt.Fprintf(tw, "%d\t%t\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Enabled, e.Source, printable(e.AddedBy, 30),
-			e.AddedAt.UTC().Format(time.DateTime), printable(strings.Join(e.Tables, ","), 60), printable(e.Question, 70))
-	}
-	return tw.Flush()
+	_, err = listing[exampleRow]{
+		table: "atrium.examples",
+		query: `SELECT id, question, sql, tables, added_by, added_at, source, enabled, feedback_id, note
+		FROM atrium.examples ORDER BY id`,
+		scan: func(r pgx.CollectableRow) (exampleRow, error) {
+			var e exampleRow
+			err := r.Scan(&e.ID, &e.Question, &e.SQL, &e.Tables, &e.AddedBy, &e.AddedAt, &e.Source, &e.Enabled, &e.FeedbackID, &e.Note)
+			return e, err
+		},
+		header: "ID\tENABLED\tSOURCE\tADDED_BY\tADDED_AT\tTABLES\tQUESTION",
+		line: func(e exampleRow) string {
+			return fmt.Sprintf("%d\t%t\t%s\t%s\t%s\t%s\t%s", e.ID, e.Enabled, e.Source, printable(e.AddedBy, 30),
+				e.AddedAt.UTC().Format(time.DateTime), printable(strings.Join(e.Tables, ","), 60), printable(e.Question, 70))
+		},
+	}.print(ctx, conn, env.stdout, *asJSON)
+	return err
 }
 
 // candidateRow is one unpromoted candidate feedback row.
@@ -512,35 +501,25 @@ func runExamplesCandidates(ctx context.Context, env *cliEnv, args []string) erro
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, `SELECT id, given_at, role_name, verdict, question, coalesce(corrected_sql, sql), tables
-		FROM atrium.feedback WHERE candidate AND example_id IS NULL ORDER BY given_at, id`)
+	list, err := listing[candidateRow]{
+		table: "atrium.feedback",
+		query: `SELECT id, given_at, role_name, verdict, question, coalesce(corrected_sql, sql), tables
+		FROM atrium.feedback WHERE candidate AND example_id IS NULL ORDER BY given_at, id`,
+		scan: func(r pgx.CollectableRow) (candidateRow, error) {
+			var c candidateRow
+			err := r.Scan(&c.ID, &c.GivenAt, &c.Role, &c.Verdict, &c.Question, &c.SQL, &c.Tables)
+			return c, err
+		},
+		header: "ID\tGIVEN_AT\tROLE\tVERDICT\tTABLES\tQUESTION",
+		line: func(c candidateRow) string {
+			return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s", c.ID, c.GivenAt.UTC().Format(time.DateTime), printable(c.Role, 30),
+				c.Verdict, printable(strings.Join(c.Tables, ","), 60), printable(c.Question, 70))
+		},
+	}.print(ctx, conn, env.stdout, *asJSON)
 	if err != nil {
-		return catalogError("read atrium.feedback", err)
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidateRow, error) {
-		var c candidateRow
-		err := r.Scan(&c.ID, &c.GivenAt, &c.Role, &c.Verdict, &c.Question, &c.SQL, &c.Tables)
-		return c, err
-	})
-	if err != nil {
-		return catalogError("read atrium.feedback", err)
-	}
-	if *asJSON {
-		if list == nil {
-			list = []candidateRow{}
-		}
-		return writeJSON(env.stdout, list)
-	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tGIVEN_AT\tROLE\tVERDICT\tTABLES\tQUESTION")
-	for _, c := range list {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.GivenAt.UTC().Format(time.DateTime), printable(c.Role, 30),
-			c.Verdict, printable(strings.Join(c.Tables, ","), 60), printable(c.Question, 70))
-	}
-	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(list) > 0 {
+	if len(list) > 0 && !*asJSON {
 		fmt.Fprintln(env.stderr, "promote with: atrium examples promote ID...")
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -182,32 +181,23 @@ func runGlossaryList(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, `SELECT id, term, definition, sql_fragment, tables, reviewed, source, added_by, added_at
-		FROM atrium.glossary WHERE NOT (reviewed AND $1) ORDER BY lower(term), id`, *unreviewed)
-	if err != nil {
-		return catalogError("read atrium.glossary", err)
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (glossaryRow, error) {
-		var g glossaryRow
-		err := r.Scan(&g.ID, &g.Term, &g.Definition, &g.SQLFragment, &g.Tables, &g.Reviewed, &g.Source, &g.AddedBy, &g.AddedAt)
-		return g, err
-	})
-	if err != nil {
-		return catalogError("read atrium.glossary", err)
-	}
-	if *asJSON {
-		if list == nil {
-			list = []glossaryRow{}
-		}
-		return writeJSON(env.stdout, list)
-	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tREVIEWED\tSOURCE\tTERM\tTABLES\tDEFINITION")
-	for _, g := range list {
-		fmt.Fprintf(tw, "%d\t%t\t%s\t%s\t%s\t%s\n", g.ID, g.Reviewed, g.Source, printable(g.Term, 40),
-			printable(strings.Join(g.Tables, ","), 50), printable(g.Definition, 70))
-	}
-	return tw.Flush()
+	_, err = listing[glossaryRow]{
+		table: "atrium.glossary",
+		query: `SELECT id, term, definition, sql_fragment, tables, reviewed, source, added_by, added_at
+		FROM atrium.glossary WHERE NOT (reviewed AND $1) ORDER BY lower(term), id`,
+		args: []any{*unreviewed},
+		scan: func(r pgx.CollectableRow) (glossaryRow, error) {
+			var g glossaryRow
+			err := r.Scan(&g.ID, &g.Term, &g.Definition, &g.SQLFragment, &g.Tables, &g.Reviewed, &g.Source, &g.AddedBy, &g.AddedAt)
+			return g, err
+		},
+		header: "ID\tREVIEWED\tSOURCE\tTERM\tTABLES\tDEFINITION",
+		line: func(g glossaryRow) string {
+			return fmt.Sprintf("%d\t%t\t%s\t%s\t%s\t%s", g.ID, g.Reviewed, g.Source, printable(g.Term, 40),
+				printable(strings.Join(g.Tables, ","), 50), printable(g.Definition, 70))
+		},
+	}.print(ctx, conn, env.stdout, *asJSON)
+	return err
 }
 
 // glossaryChange reviews or removes glossary entries.
