@@ -1,0 +1,37 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
+)
+
+func TestReport(t *testing.T) {
+	qs := []mine.Question{
+		{DBID: "concert_singer", Original: "How many singers do we have?", Question: "How many vocalists do we have?"},
+		{DBID: "cre_doc_template_mgt", Original: "How many templates do we have?", Question: "How many layouts do we have?"},
+	}
+	var b bytes.Buffer
+	report(&b, vocab.Default(), "dev", qs, 0)
+	if got := strings.Fields(b.String()); len(got) != 4 || got[1] != "2" || got[2] != "0.500" {
+		t.Errorf("report = %q, want 2 substitutions, half bridged (vocalist → singer)", b.String())
+	}
+	b.Reset()
+	report(&b, vocab.Default(), "dev", qs, 5)
+	if !strings.Contains(b.String(), "layout → template") || strings.Contains(b.String(), "vocalist") {
+		t.Errorf("unbridged list = %q", b.String())
+	}
+}
+
+func TestHeldOut(t *testing.T) {
+	var qs []mine.Question
+	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		qs = append(qs, mine.Question{DBID: id})
+	}
+	if h := heldOut(qs, 7); len(h) != 1 || !h["d"] {
+		t.Errorf("heldOut = %v, want d (position 3 of 7)", h)
+	}
+}
