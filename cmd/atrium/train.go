@@ -33,6 +33,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	varyPool := fs.Bool("vary-pool", false, "draw each training question's pool size between a quarter and twice the default 20 databases")
 	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
 	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
+	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
 	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
@@ -41,6 +42,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *pairsStrict && *pairFolds <= 0 {
+		return usageError{"--learned-pairs-strict needs --learned-pairs-folds"}
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -68,7 +72,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
-			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds},
+			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict},
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/retriever/vocab/mine"
@@ -54,13 +56,66 @@ func learnedFolds(dbs []string, k int) map[string]int {
 // questions of the other folds' databases. wn is a lexicon without learned
 // pairs (wordNetLexicon). A database absent from folds is mined in every
 // fold (it belongs to none).
-func foldPairs(wn *vocab.Lexicon, qs []mine.Question, folds map[string]int, k int) [][]mine.Pair {
+//
+// strict, when not nil, maps each database (lower-case) to the base forms
+// of its table and column names; a fold's pairs then also lose every pair
+// whose schema word one of the fold's databases carries. Pairs mined from
+// other databases still bridge most of a fold's substitutions, because
+// Spider-Syn reworded the same schema words the same way across databases;
+// dev's substitutions are mostly new to the pairs (docs/retrieval.md, step
+// 9), and strict folds train the scorer on that condition.
+func foldPairs(wn *vocab.Lexicon, qs []mine.Question, folds map[string]int, k int, strict map[string]map[string]bool) [][]mine.Pair {
 	out := make([][]mine.Pair, k)
 	for f := range k {
 		out[f] = mine.Pairs(wn, qs, func(db string) bool {
 			g, ok := folds[strings.ToLower(db)]
 			return !ok || g != f
 		})
+		if strict == nil {
+			continue
+		}
+		words := map[string]bool{}
+		for db, g := range folds {
+			if g == f {
+				for w := range strict[db] {
+					words[w] = true
+				}
+			}
+		}
+		kept := out[f][:0]
+		for _, p := range out[f] {
+			if !words[p.Orig] {
+				kept = append(kept, p)
+			}
+		}
+		out[f] = kept
+	}
+	return out
+}
+
+// schemaWords maps each database of bench (lower-case id) to the base
+// forms of the words of its table and column names.
+func schemaWords(lx *vocab.Lexicon, bench *benchload.Bench) map[string]map[string]bool {
+	out := make(map[string]map[string]bool, len(bench.DBs))
+	for id, d := range bench.DBs {
+		words := map[string]bool{}
+		add := func(name string) {
+			for _, w := range ident.Split(name) {
+				words[lx.Lemma(w)] = true
+			}
+		}
+		for _, t := range d.TableNames {
+			add(t)
+		}
+		for _, t := range d.TableNamesNorm {
+			add(t)
+		}
+		for _, c := range d.ColumnNames {
+			if name, ok := c[1].(string); ok {
+				add(name)
+			}
+		}
+		out[strings.ToLower(id)] = words
 	}
 	return out
 }
@@ -139,13 +194,17 @@ func minedQuestions(files []string, held map[string]bool) ([]mine.Question, erro
 // ids, each with learned pairs mined from the questions qs of the other
 // folds' databases. It maps each training database (lower-case) to its
 // fold's retriever.
-func foldRetrievers(pool *pgxpool.Pool, emb retriever.Embedder, qs []mine.Question, ids []string, k int, log *slog.Logger) (map[string]*retriever.Retriever, error) {
+func foldRetrievers(pool *pgxpool.Pool, emb retriever.Embedder, qs []mine.Question, ids []string, k int, strict *benchload.Bench, log *slog.Logger) (map[string]*retriever.Retriever, error) {
 	wn, err := wordNetLexicon()
 	if err != nil {
 		return nil, err
 	}
 	folds := learnedFolds(ids, k)
-	pairs := foldPairs(wn, qs, folds, k)
+	var words map[string]map[string]bool
+	if strict != nil {
+		words = schemaWords(wn, strict)
+	}
+	pairs := foldPairs(wn, qs, folds, k, words)
 	rs := make([]*retriever.Retriever, k)
 	for f := range k {
 		lx, err := pairsLexicon(pairs[f])

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/retriever/vocab/mine"
 	"github.com/atriumdb/atrium/test/testdb"
@@ -56,7 +57,7 @@ func TestFoldPairsLeaveOwnDatabaseOut(t *testing.T) {
 		q("held", "Count the cities", "Count the yytowns"),
 	}
 	folds := learnedFolds([]string{"a", "b", "c"}, 2) // a, c: fold 0; b: fold 1
-	pairs := foldPairs(wn, qs, folds, 2)
+	pairs := foldPairs(wn, qs, folds, 2, nil)
 	has := func(ps []mine.Pair, syn, orig string) bool {
 		for _, p := range ps {
 			if p.Syn == syn && p.Orig == orig {
@@ -84,7 +85,17 @@ func TestFoldPairsLeaveOwnDatabaseOut(t *testing.T) {
 
 	rev := slices.Clone(qs)
 	slices.Reverse(rev)
-	require.Equal(t, pairs, foldPairs(wn, rev, folds, 2))
+	require.Equal(t, pairs, foldPairs(wn, rev, folds, 2, nil))
+
+	// Strict: fold 0's databases (a, c) carry "city" in their names, so
+	// the held database's yytown → city is dropped there too, although
+	// mined from questions outside the fold.
+	strict := foldPairs(wn, qs, folds, 2, map[string]map[string]bool{"a": {"singer": true}, "c": {"city": true}, "b": {"stadium": true}})
+	require.False(t, has(strict[0], "yytown", "city"))
+	require.True(t, has(strict[0], "zzarena", "stadium"))
+	require.True(t, has(strict[1], "yytown", "city"))
+	require.True(t, has(strict[1], "qqvocalist", "singer"))
+	require.False(t, has(strict[1], "zzarena", "stadium"))
 
 	lx0, err := pairsLexicon(pairs[0])
 	require.NoError(t, err)
@@ -124,4 +135,19 @@ func TestLearnedPairsFoldsTraining(t *testing.T) {
 	job.ExtraQuestions = nil
 	_, err = RunTraining(ctx, job)
 	require.ErrorContains(t, err, "spider_question")
+}
+
+// TestSchemaWords: base forms of a database's table and column names,
+// original and normalised, keyed by lower-case id.
+func TestSchemaWords(t *testing.T) {
+	wn, err := wordNetLexicon()
+	require.NoError(t, err)
+	b := &benchload.Bench{DBs: map[string]*benchload.Database{
+		"Concert_Singer": {TableNames: []string{"singer_in_concert"}, TableNamesNorm: []string{"singer in concert"},
+			ColumnNames: [][2]any{{-1, "*"}, {0, "StadiumCapacities"}}},
+	}}
+	w := schemaWords(wn, b)["concert_singer"]
+	for _, want := range []string{"singer", "concert", "stadium", "capacity"} {
+		require.True(t, w[want], want)
+	}
 }

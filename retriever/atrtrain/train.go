@@ -127,7 +127,12 @@ type TrainConfig struct {
 	// all of Spider-Syn train). RunTraining mines from the ExtraQuestions
 	// files that carry spider_question.
 	LearnedPairsFolds int
-	Logger            *slog.Logger
+	// LearnedPairsStrict, with LearnedPairsFolds, also drops from each
+	// fold's pairs those whose schema word the fold's databases carry
+	// (foldPairs), so the fold's substitutions are as new to the pairs as
+	// dev's.
+	LearnedPairsStrict bool
+	Logger             *slog.Logger
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {
@@ -1182,7 +1187,11 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	r := retriever.NewForTraining(pool, emb)
 	var byDB map[string]*retriever.Retriever
 	if k := job.Train.LearnedPairsFolds; k > 0 {
-		if byDB, err = foldRetrievers(pool, emb, mined, ids, k, log); err != nil {
+		var strict *benchload.Bench
+		if job.Train.LearnedPairsStrict {
+			strict = bench
+		}
+		if byDB, err = foldRetrievers(pool, emb, mined, ids, k, strict, log); err != nil {
 			return nil, err
 		}
 	}
@@ -1214,6 +1223,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	if job.Train.LearnedPairsFolds > 0 {
 		data += fmt.Sprintf(", learned pairs mined in %d folds by database", job.Train.LearnedPairsFolds)
+		if job.Train.LearnedPairsStrict {
+			data += " without the fold's schema words"
+		}
 	}
 	if len(held) > 0 {
 		data += fmt.Sprintf("; %d held out, one in %d by sorted db_id", len(held), job.HoldOutEvery)
