@@ -1241,23 +1241,9 @@ func sqlKey(sql string) string { return strings.ToLower(strings.Join(strings.Fie
 // TrainJob.HoldOutEvery: of the sorted db_ids of bench's questions, those at
 // positions every/2 modulo every. Nil when every <= 0.
 func HeldOutDBs(bench *benchload.Bench, every int) map[string]bool {
-	if every <= 0 {
-		return nil
+	ids := make([]string, len(bench.Questions))
+	for i, q := range bench.Questions {
+		ids[i] = q.DBID
 	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, q := range bench.Questions {
-		if !seen[q.DBID] {
-			seen[q.DBID] = true
-			ids = append(ids, q.DBID)
-		}
-	}
-	sort.Strings(ids)
-	out := map[string]bool{}
-	for i, id := range ids {
-		if i%every == every/2 {
-			out[strings.ToLower(id)] = true
-		}
-	}
-	return out
+	return mine.HeldOut(ids, every)
 }

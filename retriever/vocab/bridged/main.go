@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/retriever/vocab/mine"
@@ -57,10 +58,14 @@ func run() error {
 	if err := readJSON(filepath.Join(*synDir, "train_spider.json"), &train); err != nil {
 		return err
 	}
-	held := heldOut(train, *every)
+	ids := make([]string, len(train))
+	for i, q := range train {
+		ids[i] = q.DBID
+	}
+	held := mine.HeldOut(ids, *every)
 	var ho []mine.Question
 	for _, q := range train {
-		if held[q.DBID] {
+		if held[strings.ToLower(q.DBID)] {
 			ho = append(ho, q)
 		}
 	}
@@ -121,28 +126,6 @@ func share(n, d int) float64 {
 		return 0
 	}
 	return float64(n) / float64(d)
-}
-
-// heldOut are the databases one in every sorted db_ids (positions
-// every/2 modulo every), as atrtrain.HeldOutDBs and gen -hold-out-every
-// choose them.
-func heldOut(qs []mine.Question, every int) map[string]bool {
-	set := map[string]bool{}
-	for _, q := range qs {
-		set[q.DBID] = true
-	}
-	ids := make([]string, 0, len(set))
-	for id := range set {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	held := map[string]bool{}
-	for i, id := range ids {
-		if every > 0 && i%every == every/2 {
-			held[id] = true
-		}
-	}
-	return held
 }
 
 func readJSON(path string, v any) error {

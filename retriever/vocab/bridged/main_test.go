@@ -25,13 +25,3 @@ func TestReport(t *testing.T) {
 		t.Errorf("unbridged list = %q", b.String())
 	}
 }
-
-func TestHeldOut(t *testing.T) {
-	var qs []mine.Question
-	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		qs = append(qs, mine.Question{DBID: id})
-	}
-	if h := heldOut(qs, 7); len(h) != 1 || !h["d"] {
-		t.Errorf("heldOut = %v, want d (position 3 of 7)", h)
-	}
-}

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/atriumdb/atrium/retriever/vocab"
@@ -93,7 +92,11 @@ func run() error {
 	for _, q := range spiderQs {
 		train[q.DBID] = true
 	}
-	held := heldOut(train, *holdOut)
+	ids := make([]string, 0, len(train))
+	for id := range train {
+		ids = append(ids, id)
+	}
+	held := mine.HeldOut(ids, *holdOut)
 	keep := func(db string) bool { return !held[strings.ToLower(db)] }
 
 	if *doMeasure || *doTune {
@@ -130,28 +133,6 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "wordnet: %d lemmas, %d exceptions, %d relations; abbreviations: %d hand, %d mined; learned pairs: %d\n",
 		len(wn.posMask), len(wn.exc), nrel, hand, kept, len(pairs))
 	return nil
-}
-
-// heldOut are the databases (lower-case) atrium train-atr --hold-out-every
-// every leaves out: of the sorted db_ids, those at positions every/2
-// modulo every (atrtrain.HeldOutDBs; not imported, to keep the generator
-// free of the database packages).
-func heldOut(train map[string]bool, every int) map[string]bool {
-	if every <= 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(train))
-	for id := range train {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	out := map[string]bool{}
-	for i, id := range ids {
-		if i%every == every/2 {
-			out[strings.ToLower(id)] = true
-		}
-	}
-	return out
 }
 
 // gzipBytes compresses s with an empty header (no name, no time), so the

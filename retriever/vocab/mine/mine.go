@@ -3,10 +3,12 @@
 // questions: each Spider-Syn question is aligned with its Spider original
 // and the replaced words are counted.
 //
-// Two programs use it: the generator (retriever/vocab/gen), which mines the
-// shipped pairs from all training questions, and the scorer's trainer
+// Three programs use it: the generator (retriever/vocab/gen), which mines
+// the shipped pairs from all training questions; the scorer's trainer
 // (retriever/atrtrain), which mines them per fold of databases so that a
-// training question never sees pairs mined from its own database.
+// training question never sees pairs mined from its own database; and the
+// bridged report (retriever/vocab/bridged), which measures how much of the
+// rewording the pairs bridge. HeldOut is their one hold-out rule.
 package mine
 
 import (
@@ -213,6 +215,33 @@ func Substitutions(lemma func(string) string, orig, syn string, group *int) []Su
 			for k := op.i1; k < op.i2; k++ {
 				add(b[op.j1], a[k])
 			}
+		}
+	}
+	return out
+}
+
+// HeldOut are the databases (lower-case) that atrium train-atr
+// --hold-out-every every leaves out of training: of the sorted distinct
+// ids, those at positions every/2 modulo every. The learned pairs (gen
+// -hold-out-every) and the bridged report hold the same ones out, so a
+// held-out evaluation is fair to all three. nil when every ≤ 0.
+func HeldOut(ids []string, every int) map[string]bool {
+	if every <= 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var sorted []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			sorted = append(sorted, id)
+		}
+	}
+	sort.Strings(sorted)
+	out := map[string]bool{}
+	for i, id := range sorted {
+		if i%every == every/2 {
+			out[strings.ToLower(id)] = true
 		}
 	}
 	return out

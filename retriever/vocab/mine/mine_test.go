@@ -19,3 +19,14 @@ func TestSubstitutions(t *testing.T) {
 	require.Equal(t, subs[0].Group, subs[1].Group, "a phrase shares its block")
 	require.NotEqual(t, subs[1].Group, subs[2].Group)
 }
+
+func TestHeldOut(t *testing.T) {
+	ids := []string{"h", "B", "a", "d", "c", "b", "e", "f", "g", "a"}
+	if h := HeldOut(ids, 7); len(h) != 1 || !h["c"] {
+		// sorted distinct: B a b c d e f g h → position 3 is c
+		t.Errorf("HeldOut = %v, want c", h)
+	}
+	if HeldOut(ids, 0) != nil {
+		t.Error("every 0 holds something out")
+	}
+}
