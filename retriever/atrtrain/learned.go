@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/atriumdb/atrium/catalog/benchload"
-	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/retriever/vocab/mine"
@@ -98,24 +97,13 @@ func foldPairs(wn *vocab.Lexicon, qs []mine.Question, folds map[string]int, k in
 func schemaWords(lx *vocab.Lexicon, bench *benchload.Bench) map[string]map[string]bool {
 	out := make(map[string]map[string]bool, len(bench.DBs))
 	for id, d := range bench.DBs {
-		words := map[string]bool{}
-		add := func(name string) {
-			for _, w := range ident.Split(name) {
-				words[lx.Lemma(w)] = true
-			}
-		}
-		for _, t := range d.TableNames {
-			add(t)
-		}
-		for _, t := range d.TableNamesNorm {
-			add(t)
-		}
+		names := append(append([]string(nil), d.TableNames...), d.TableNamesNorm...)
 		for _, c := range d.ColumnNames {
 			if name, ok := c[1].(string); ok {
-				add(name)
+				names = append(names, name)
 			}
 		}
-		out[strings.ToLower(id)] = words
+		out[strings.ToLower(id)] = mine.NameWords(lx.Lemma, names)
 	}
 	return out
 }

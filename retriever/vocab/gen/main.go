@@ -155,31 +155,21 @@ func gzipBytes(s string) ([]byte, error) {
 // heldOutWords are the base forms of every word in the names of the
 // held-out databases' tables and columns.
 func heldOutWords(lemma func(string) string, dbs []spiderDB, held map[string]bool) map[string]bool {
-	words := map[string]bool{}
-	add := func(s string) {
-		for _, w := range splitIdent(s) {
-			words[lemma(w)] = true
-		}
-	}
+	var names []string
 	for _, d := range dbs {
 		if !held[strings.ToLower(d.DBID)] {
 			continue
 		}
-		for _, t := range d.TableNamesOrig {
-			add(t)
-		}
-		for _, t := range d.TableNames {
-			add(t)
-		}
+		names = append(append(names, d.TableNamesOrig...), d.TableNames...)
 		for _, cols := range [][][]interface{}{d.ColumnNamesOrg, d.ColumnNames} {
 			for _, c := range cols {
 				if s, ok := c[1].(string); ok {
-					add(s)
+					names = append(names, s)
 				}
 			}
 		}
 	}
-	return words
+	return mine.NameWords(lemma, names)
 }
 
 // dropSchemaWords keeps the pairs whose schema word is not in words. Mined

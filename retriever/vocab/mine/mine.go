@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
@@ -242,6 +243,19 @@ func HeldOut(ids []string, every int) map[string]bool {
 	for i, id := range sorted {
 		if i%every == every/2 {
 			out[strings.ToLower(id)] = true
+		}
+	}
+	return out
+}
+
+// NameWords are the base forms of the words of names (table and column
+// identifiers, split on case, digits and punctuation): what a database's
+// schema says, for dropping the learned pairs that bridge to it.
+func NameWords(lemma func(string) string, names []string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		for _, w := range ident.Split(n) {
+			out[lemma(w)] = true
 		}
 	}
 	return out

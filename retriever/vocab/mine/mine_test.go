@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,5 +29,14 @@ func TestHeldOut(t *testing.T) {
 	}
 	if HeldOut(ids, 0) != nil {
 		t.Error("every 0 holds something out")
+	}
+}
+
+func TestNameWords(t *testing.T) {
+	got := NameWords(func(w string) string { return strings.TrimSuffix(w, "s") }, []string{"singer_in_concert", "StadiumCapacities", "addr2"})
+	for _, w := range []string{"singer", "in", "concert", "stadium", "capacitie", "addr", "2"} {
+		if !got[w] {
+			t.Errorf("NameWords lacks %q: %v", w, got)
+		}
 	}
 }
