@@ -50,8 +50,9 @@ serve_has_flag() {
 
 # The demo's verified example: the question the demo asks, with the SQL a DBA
 # checked. `atrium examples add` validates it as the connecting role (parse,
-# one read-only SELECT, EXPLAIN) and stores its tables. Added once: the
-# sample database keeps it across demo runs.
+# one read-only SELECT, EXPLAIN) and stores its tables. The session adds it
+# after showing what retrieval alone finds for the question; each demo run
+# starts without it (clear_demo_example), so every run shows both.
 DEMO_QUESTION="Which customers opened the most support tickets about late deliveries?"
 DEMO_EXAMPLE_SQL="SELECT c.customer_id, c.first_name || ' ' || c.last_name AS customer,
        count(DISTINCT t.ticket_id) AS late_delivery_tickets
@@ -62,6 +63,12 @@ JOIN shop.customers c ON c.customer_id = t.customer_id
 GROUP BY c.customer_id, customer
 ORDER BY late_delivery_tickets DESC, c.customer_id
 LIMIT 5"
+
+clear_demo_example() {
+	psql -X -w -q -v ON_ERROR_STOP=1 "$UPSTREAM_DSN" -v q="$DEMO_QUESTION" <<'SQL'
+DELETE FROM atrium.examples WHERE question = :'q';
+SQL
+}
 
 add_demo_example() {
 	local have
@@ -107,7 +114,7 @@ start() {
 		note "'atrium catalog sync' is not implemented yet"
 	fi
 
-	add_demo_example
+	clear_demo_example
 
 	stop_atrium
 	if port_open "$DEMO_HOST" "$DEMO_PORT"; then
@@ -192,8 +199,10 @@ RETRIEVE Which clients placed the most purchases?;
 -- A question in natural language. Without an LLM endpoint (DEMO_SERVE_FLAGS="--llm-url ...")
 -- the answer is an error that says so and shows what RETRIEVE found.
 /* nl: Which products have the most reviews? */;
-
--- A DBA taught Atrium this question with \`atrium examples add\` (above): asked again,
+SQL
+	local taught_script=$RUN_DIR/demo-session-taught.sql
+	cat >"$taught_script" <<SQL
+-- A DBA taught Atrium the first question with \`atrium examples add\` (just above): asked again,
 -- Atrium runs the example's SQL, checked and run with this session's privileges,
 -- without asking an LLM.
 /* nl: $question */;
@@ -220,6 +229,12 @@ SQL
 	if [ -s "$nl_script" ]; then
 		echo
 		psql -X -w -a -P pager=off "$CLIENT_DSN" -f "$nl_script" || true
+	fi
+	echo
+	add_demo_example
+	if [ -s "$taught_script" ]; then
+		echo
+		psql -X -w -a -P pager=off "$CLIENT_DSN" -f "$taught_script" || true
 	fi
 	echo "=================================================================="
 }
