@@ -81,13 +81,7 @@ func foldPairs(wn *vocab.Lexicon, qs []mine.Question, folds map[string]int, k in
 				}
 			}
 		}
-		kept := out[f][:0]
-		for _, p := range out[f] {
-			if !words[p.Orig] {
-				kept = append(kept, p)
-			}
-		}
-		out[f] = kept
+		out[f] = mine.DropSchemaWords(out[f], words)
 	}
 	return out
 }

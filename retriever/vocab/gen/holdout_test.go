@@ -28,7 +28,7 @@ func TestDropSchemaWords(t *testing.T) {
 		t.Error("a word of a database that is not held out counts")
 	}
 	pairs := []mine.Pair{{Syn: "vocalist", Orig: "singer", N: 3, Total: 3}, {Syn: "animal", Orig: "pet", N: 2, Total: 2}}
-	got := dropSchemaWords(pairs, words)
+	got := mine.DropSchemaWords(pairs, words)
 	if len(got) != 1 || got[0].Orig != "pet" {
 		t.Errorf("dropSchemaWords = %v, want only animal → pet", got)
 	}

@@ -115,7 +115,7 @@ func run() error {
 		if held == nil {
 			return fmt.Errorf("-hold-out-words needs -hold-out-every")
 		}
-		pairs = dropSchemaWords(pairs, heldOutWords(wnLex.Lemma, dbs, held))
+		pairs = mine.DropSchemaWords(pairs, heldOutWords(wnLex.Lemma, dbs, held))
 	}
 	if err := mine.WriteTSV(&lw, pairs); err != nil {
 		return err
@@ -170,20 +170,4 @@ func heldOutWords(lemma func(string) string, dbs []spiderDB, held map[string]boo
 		}
 	}
 	return mine.NameWords(lemma, names)
-}
-
-// dropSchemaWords keeps the pairs whose schema word is not in words. Mined
-// without the held-out databases' questions, the pairs still bridge most
-// of those questions' substitutions (Spider-Syn's annotators reworded the
-// same schema words the same way across databases); dev's substitutions
-// are mostly new, so a held-out evaluation with all pairs overstates how
-// well retrieval generalises.
-func dropSchemaWords(pairs []mine.Pair, words map[string]bool) []mine.Pair {
-	out := pairs[:0]
-	for _, p := range pairs {
-		if !words[p.Orig] {
-			out = append(out, p)
-		}
-	}
-	return out
 }
