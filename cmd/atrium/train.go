@@ -28,6 +28,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	limit := fs.Int("limit", 0, "use only this many training questions (0: all)")
 	extra := fs.String("extra-questions", "", "comma-separated question files over the same tables.json added to train_spider.json (the shipped weights use ../shared/bench/spider-syn/train_spider.json)")
 	holdOut := fs.Int("hold-out-every", 0, "leave one in N training databases (by sorted db_id) out of training, for held-out evaluation (the shipped weights use 7)")
+	shift := fs.Int("hold-out-shift", 0, "with --hold-out-every N, hold out the databases that many positions after the default ones: shifts 0 … N-1 are N disjoint folds, for cross-validation (0: the shipped split)")
 	avg := fs.Int("average-epochs", 0, "make the model the mean of the last N epochs' weights instead of the single epoch with the best held-out objective (0: best epoch)")
 	augment := fs.Float64("augment-schemas", 0, "share of training questions asked against a renamed copy of their database (synonyms, abbreviations, unseparated words), and of pool databases drawn renamed (0: none)")
 	varyPool := fs.Bool("vary-pool", false, "draw each training question's pool size between a quarter and twice the default 20 databases")
@@ -42,6 +43,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *shift != 0 && (*holdOut <= 0 || *shift < 0 || *shift >= *holdOut) {
+		return usageError{"--hold-out-shift needs --hold-out-every N and a shift from 0 to N-1"}
 	}
 	if *pairsStrict && *pairFolds <= 0 {
 		return usageError{"--learned-pairs-strict needs --learned-pairs-folds"}
@@ -69,7 +73,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	m, err := atrtrain.RunTraining(ctx, atrtrain.TrainJob{
 		Recalibrate: base,
-		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut,
+		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
 			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict},

@@ -14,3 +14,17 @@ func TestTrainATRStrictNeedsFolds(t *testing.T) {
 	require.ErrorAs(t, err, new(usageError))
 	require.ErrorContains(t, err, "--learned-pairs-folds")
 }
+
+// TestTrainATRShiftNeedsHoldOut: a shift names a fold of --hold-out-every,
+// so it is checked before any database work.
+func TestTrainATRShiftNeedsHoldOut(t *testing.T) {
+	for _, args := range [][]string{
+		{"--hold-out-shift", "1"},
+		{"--hold-out-every", "7", "--hold-out-shift", "7"},
+		{"--hold-out-every", "7", "--hold-out-shift", "-1"},
+	} {
+		err := runTrainATR(context.Background(), envFrom(nil), append(args, "--dsn", "postgres://nobody@127.0.0.1:1/none"))
+		require.ErrorAs(t, err, new(usageError), "%v", args)
+		require.ErrorContains(t, err, "--hold-out-shift")
+	}
+}

@@ -1096,6 +1096,10 @@ type TrainJob struct {
 	// HoldOutEvery, so they can be evaluated as unseen schemas
 	// (docs/retrieval.md).
 	HoldOutEvery int
+	// HoldOutShift moves the held-out positions on by that many places
+	// (mine.HeldOutShifted): shifts 0 … HoldOutEvery−1 hold out disjoint
+	// folds, for cross-validation. 0: the shipped split.
+	HoldOutShift int
 	// KeepDB leaves the scratch database in place.
 	KeepDB bool
 	// Recalibrate, when set, skips training: its network is kept and only
@@ -1128,7 +1132,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		}
 		bench.Questions = append(bench.Questions, qs...)
 	}
-	held := HeldOutDBs(bench, job.HoldOutEvery)
+	held := HeldOutDBs(bench, job.HoldOutEvery, job.HoldOutShift)
 	if len(held) > 0 {
 		kept := bench.Questions[:0]
 		for _, q := range bench.Questions {
@@ -1229,6 +1233,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	if len(held) > 0 {
 		data += fmt.Sprintf("; %d held out, one in %d by sorted db_id", len(held), job.HoldOutEvery)
+		if job.HoldOutShift != 0 {
+			data += fmt.Sprintf(" shifted by %d", job.HoldOutShift)
+		}
 	}
 	m.Training.Data = data + "), leave-one-out literal values"
 	return m, nil
@@ -1238,12 +1245,13 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 func sqlKey(sql string) string { return strings.ToLower(strings.Join(strings.Fields(sql), " ")) }
 
 // HeldOutDBs are the databases (lower-case db_ids) held out of training by
-// TrainJob.HoldOutEvery: of the sorted db_ids of bench's questions, those at
-// positions every/2 modulo every. Nil when every <= 0.
-func HeldOutDBs(bench *benchload.Bench, every int) map[string]bool {
+// TrainJob.HoldOutEvery and HoldOutShift: of the sorted db_ids of bench's
+// questions, those at positions every/2 + shift modulo every. Nil when
+// every <= 0.
+func HeldOutDBs(bench *benchload.Bench, every, shift int) map[string]bool {
 	ids := make([]string, len(bench.Questions))
 	for i, q := range bench.Questions {
 		ids[i] = q.DBID
 	}
-	return mine.HeldOut(ids, every)
+	return mine.HeldOutShifted(ids, every, shift)
 }

@@ -50,6 +50,7 @@ func run() error {
 	doMeasure := flag.Bool("measure", false, "print held-out figures (fold 0) instead of writing files")
 	doTune := flag.Bool("tune", false, "search expansion weights on fold 1 instead of writing files")
 	holdOut := flag.Int("hold-out-every", 0, "mine the learned pairs without the training databases atrium train-atr --hold-out-every N holds out (one in N by sorted db_id), so held-out evaluation is fair (0: all; the shipped pairs use 0)")
+	holdOutShift := flag.Int("hold-out-shift", 0, "with -hold-out-every N, the databases held out are those atrium train-atr --hold-out-shift holds out (0 … N-1; 0: the shipped split)")
 	holdOutWords := flag.Bool("hold-out-words", false, "with -hold-out-every, also drop the learned pairs whose schema word a held-out database's names carry, so the held-out questions' substitutions are as new to the pairs as a dev set's (docs/retrieval.md, step 9)")
 	flag.Parse()
 
@@ -96,7 +97,10 @@ func run() error {
 	for id := range train {
 		ids = append(ids, id)
 	}
-	held := mine.HeldOut(ids, *holdOut)
+	if *holdOutShift != 0 && (*holdOut <= 0 || *holdOutShift < 0 || *holdOutShift >= *holdOut) {
+		return fmt.Errorf("-hold-out-shift needs -hold-out-every N and a shift from 0 to N-1")
+	}
+	held := mine.HeldOutShifted(ids, *holdOut, *holdOutShift)
 	keep := func(db string) bool { return !held[strings.ToLower(db)] }
 
 	if *doMeasure || *doTune {

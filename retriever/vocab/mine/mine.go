@@ -226,10 +226,17 @@ func Substitutions(lemma func(string) string, orig, syn string, group *int) []Su
 // ids, those at positions every/2 modulo every. The learned pairs (gen
 // -hold-out-every) and the bridged report hold the same ones out, so a
 // held-out evaluation is fair to all three. nil when every ≤ 0.
-func HeldOut(ids []string, every int) map[string]bool {
+func HeldOut(ids []string, every int) map[string]bool { return HeldOutShifted(ids, every, 0) }
+
+// HeldOutShifted is HeldOut with the held-out positions moved shift places
+// on (modulo every): shifts 0 … every−1 split the databases into every
+// disjoint folds, for a cross-validated held-out evaluation (each fold's
+// scorer trained without it). Shift 0 is HeldOut.
+func HeldOutShifted(ids []string, every, shift int) map[string]bool {
 	if every <= 0 {
 		return nil
 	}
+	pos := ((every/2+shift)%every + every) % every
 	seen := map[string]bool{}
 	var sorted []string
 	for _, id := range ids {
@@ -241,7 +248,7 @@ func HeldOut(ids []string, every int) map[string]bool {
 	sort.Strings(sorted)
 	out := map[string]bool{}
 	for i, id := range sorted {
-		if i%every == every/2 {
+		if i%every == pos {
 			out[strings.ToLower(id)] = true
 		}
 	}

@@ -1,6 +1,7 @@
 package mine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,4 +40,26 @@ func TestNameWords(t *testing.T) {
 			t.Errorf("NameWords lacks %q: %v", w, got)
 		}
 	}
+}
+
+// TestHeldOutShifted: the every shifts are disjoint folds covering every
+// database, and shift 0 is the shipped split.
+func TestHeldOutShifted(t *testing.T) {
+	var ids []string
+	for i := 0; i < 30; i++ {
+		ids = append(ids, fmt.Sprintf("DB%02d", i), fmt.Sprintf("DB%02d", i)) // duplicates count once
+	}
+	require.Equal(t, HeldOut(ids, 7), HeldOutShifted(ids, 7, 0))
+	seen := map[string]int{}
+	for shift := 0; shift < 7; shift++ {
+		for id := range HeldOutShifted(ids, 7, shift) {
+			seen[id]++
+		}
+	}
+	require.Len(t, seen, 30)
+	for id, n := range seen {
+		require.Equal(t, 1, n, id)
+	}
+	require.Equal(t, HeldOutShifted(ids, 7, 1), HeldOutShifted(ids, 7, 8), "modulo every")
+	require.True(t, HeldOutShifted(ids, 7, 1)["db04"], "sorted position 4 = 7/2 + 1")
 }
