@@ -12,6 +12,7 @@ import (
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/atrtrain"
+	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
 // runTrainATR trains the built-in lite ATR scorer on Spider's training split
@@ -44,7 +45,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	if *shift != 0 && (*holdOut <= 0 || *shift < 0 || *shift >= *holdOut) {
+	if !mine.ValidShift(*holdOut, *shift) {
 		return usageError{"--hold-out-shift needs --hold-out-every N and a shift from 0 to N-1"}
 	}
 	if *pairsStrict && *pairFolds <= 0 {

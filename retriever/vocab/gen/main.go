@@ -97,7 +97,7 @@ func run() error {
 	for id := range train {
 		ids = append(ids, id)
 	}
-	if *holdOutShift != 0 && (*holdOut <= 0 || *holdOutShift < 0 || *holdOutShift >= *holdOut) {
+	if !mine.ValidShift(*holdOut, *holdOutShift) {
 		return fmt.Errorf("-hold-out-shift needs -hold-out-every N and a shift from 0 to N-1")
 	}
 	held := mine.HeldOutShifted(ids, *holdOut, *holdOutShift)

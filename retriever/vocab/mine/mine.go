@@ -228,6 +228,12 @@ func Substitutions(lemma func(string) string, orig, syn string, group *int) []Su
 // held-out evaluation is fair to all three. nil when every ≤ 0.
 func HeldOut(ids []string, every int) map[string]bool { return HeldOutShifted(ids, every, 0) }
 
+// ValidShift reports whether shift names one of the folds of every: 0
+// (the shipped split, also without a hold-out) or 1 … every−1.
+func ValidShift(every, shift int) bool {
+	return shift == 0 || (every > 0 && shift > 0 && shift < every)
+}
+
 // HeldOutShifted is HeldOut with the held-out positions moved shift places
 // on (modulo every): shifts 0 … every−1 split the databases into every
 // disjoint folds, for a cross-validated held-out evaluation (each fold's

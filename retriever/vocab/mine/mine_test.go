@@ -63,3 +63,12 @@ func TestHeldOutShifted(t *testing.T) {
 	require.Equal(t, HeldOutShifted(ids, 7, 1), HeldOutShifted(ids, 7, 8), "modulo every")
 	require.True(t, HeldOutShifted(ids, 7, 1)["db04"], "sorted position 4 = 7/2 + 1")
 }
+
+func TestValidShift(t *testing.T) {
+	require.True(t, ValidShift(0, 0))
+	require.True(t, ValidShift(7, 0))
+	require.True(t, ValidShift(7, 6))
+	require.False(t, ValidShift(7, 7))
+	require.False(t, ValidShift(7, -1))
+	require.False(t, ValidShift(0, 1))
+}
