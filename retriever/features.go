@@ -25,12 +25,17 @@ type Query struct {
 	// exp maps a content word's stem to the stems the vocabulary expands
 	// it to, with their weights (below 1); see setExpansions.
 	exp map[string]map[string]float64
+	// emb are the lexicon's word vectors (nil: none); see softMatch.
+	emb *vocab.Embeddings
 }
 
 // setExpansions records the vocabulary's expansions of q's content words
 // (the same terms questionTerms adds to the lexical query).
 func (q *Query) setExpansions(lx *vocab.Lexicon, weight float64) {
 	q.exp = map[string]map[string]float64{}
+	if lx != nil {
+		q.emb = lx.Embeddings()
+	}
 	if lx == nil || weight <= 0 {
 		return
 	}
@@ -128,6 +133,9 @@ type Candidate struct {
 	// pick. A second table that adds words the first lacks is what a
 	// multi-table question looks like.
 	coverGain, coverFirst float64
+	// softName, softQName, softQCol are softMatch's graded name and
+	// column matches through word vectors.
+	softName, softQName, softQCol float64
 }
 
 // ValueHit is a sampled column value that the question mentions.
@@ -189,7 +197,7 @@ func scoreValues(q *Query, c *Candidate, named map[string]bool) {
 // Feature vector sizes. Changing either (or the meaning of a slot) requires
 // retraining: the weights file records both and the loader checks them.
 const (
-	numPairFeatures   = 37
+	numPairFeatures   = 40
 	numThreshFeatures = 14
 	// The last three threshold slots are filled by the scorer from the
 	// window's table logits (max, second, mean): like ATR's threshold token,
@@ -387,6 +395,9 @@ func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64
 		// The BM25F score itself, not only its min-max share: it has an
 		// absolute meaning (idf-weighted matches) across catalogs.
 		f[36] = math.Log1p(c.LexRaw)
+		f[37] = c.softName
+		f[38] = c.softQName
+		f[39] = c.softQCol
 		pair[i] = f
 	}
 	thr = make([]float64, numThreshFeatures)
@@ -461,6 +472,7 @@ func schemaCoverage(q *Query, cands []*Candidate) {
 		best = max(best, len(m))
 	}
 	for _, c := range cands {
+		c.softName, c.softQName, c.softQCol = softMatch(q, c.Table)
 		k := len(cov[q.group(c.Table)])
 		c.schemaCov = float64(k) / float64(nContent)
 		c.schemaBest = 0
@@ -659,4 +671,76 @@ func (q *Query) group(t *TableInfo) string {
 		}
 	}
 	return t.Schema
+}
+
+// softMatch grades how well a table's words and the question's meet through
+// word vectors, where the features above see only literal matches and the
+// vocabulary's relations: "vocalists" is near singer, "curriculum" near
+// course, though WordNet relates neither pair. A literal (stem) match counts
+// 1, otherwise the cosine of the two words' vectors (0 below 0). softName is
+// the mean over the table name's words of their best match in the question;
+// softQName and softQCol the mean over the question's content words of
+// their best match among the name's words and the non-key columns' words.
+// All three are 0 without vectors.
+func softMatch(q *Query, t *TableInfo) (softName, softQName, softQCol float64) {
+	if q.emb == nil {
+		return 0, 0, 0
+	}
+	type word struct{ w, s string }
+	var qw []word
+	seen := map[string]bool{}
+	for i, s := range q.content.stems {
+		w := q.content.words[i]
+		if genericWords[s] || seen[s] || isNumber(w) {
+			continue
+		}
+		seen[s] = true
+		qw = append(qw, word{w, s})
+	}
+	if len(qw) == 0 {
+		return 0, 0, 0
+	}
+	sim := func(a, b word) float64 {
+		if a.s == b.s {
+			return 1
+		}
+		v, _ := q.emb.Cosine(a.w, b.w)
+		return max(v, 0)
+	}
+	var name, cols []word
+	for i, s := range t.nameA.stems {
+		if !genericWords[s] {
+			name = append(name, word{t.nameA.words[i], s})
+		}
+	}
+	colSeen := map[string]bool{}
+	for _, a := range t.colA {
+		if n := len(a.words); n > 1 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
+			continue
+		}
+		for i, s := range a.stems {
+			if !genericWords[s] && !colSeen[s] {
+				colSeen[s] = true
+				cols = append(cols, word{a.words[i], s})
+			}
+		}
+	}
+	best := func(a word, set []word) float64 {
+		b := 0.0
+		for _, x := range set {
+			b = max(b, sim(a, x))
+		}
+		return b
+	}
+	for _, n := range name {
+		softName += best(n, qw)
+	}
+	if len(name) > 0 {
+		softName /= float64(len(name))
+	}
+	for _, w := range qw {
+		softQName += best(w, name)
+		softQCol += best(w, cols)
+	}
+	return softName, softQName / float64(len(qw)), softQCol / float64(len(qw))
 }

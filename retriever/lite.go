@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 )
 
 // Scorer rates one window of candidate tables for a question: one logit per
@@ -56,6 +57,14 @@ type LiteModel struct {
 	// validation split.
 	Expansion *TrainedExpansion `json:"expansion,omitempty"`
 	Training  TrainInfo         `json:"training"`
+	// Members, when present, make the model an ensemble: networks trained
+	// alike from different seeds, whose window logits and threshold logits
+	// are averaged before ThresholdBias and RelativeCut apply. Retrainings
+	// differ by several points of F1 on unseen databases by seed alone
+	// (docs/retrieval.md, step 10); their mean is steadier and better than
+	// a typical member. An ensemble has no network of its own (Hidden 0);
+	// members carry no operating point (bias and cut 0, no expansion).
+	Members []*LiteModel `json:"members,omitempty"`
 }
 
 // TrainedExpansion are expansion defaults learned with the weights.
@@ -101,6 +110,19 @@ func DefaultLiteModel() (*LiteModel, error) {
 	return ParseLiteModel(liteWeightsJSON)
 }
 
+// LoadLiteModel reads a weights file written by atrium train-atr.
+func LoadLiteModel(path string) (*LiteModel, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read lite weights: %w", err)
+	}
+	m, err := ParseLiteModel(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
 // ParseLiteModel decodes and checks a weights file written by Train.
 func ParseLiteModel(b []byte) (*LiteModel, error) {
 	var m LiteModel
@@ -117,6 +139,21 @@ func ParseLiteModel(b []byte) (*LiteModel, error) {
 var ErrBadWeights = errors.New("lite scorer weights do not match this build (run `atrium train-atr`)")
 
 func (m *LiteModel) check() error {
+	if len(m.Members) > 0 {
+		if m.Format != liteFormat || m.PairFeatures != numPairFeatures || m.ThreshFeatures != numThreshFeatures ||
+			m.Hidden != 0 || len(m.W1) != 0 {
+			return fmt.Errorf("%w: ensemble: format %q, %d/%d features", ErrBadWeights, m.Format, m.PairFeatures, m.ThreshFeatures)
+		}
+		for i, mm := range m.Members {
+			if mm == nil || len(mm.Members) > 0 || mm.ThresholdBias != 0 || mm.RelativeCut != 0 {
+				return fmt.Errorf("%w: ensemble member %d is not a plain network", ErrBadWeights, i)
+			}
+			if err := mm.check(); err != nil {
+				return fmt.Errorf("ensemble member %d: %w", i, err)
+			}
+		}
+		return nil
+	}
 	switch {
 	case m.Format != liteFormat,
 		m.PairFeatures != numPairFeatures, m.ThreshFeatures != numThreshFeatures,
@@ -137,14 +174,39 @@ func (m *LiteModel) check() error {
 // Score implements Scorer.
 func (m *LiteModel) Score(_ context.Context, q *Query, window []*Candidate) ([]float64, float64, error) {
 	pair, thr := windowFeatures(q, window)
-	logits := make([]float64, len(window))
+	logits, t := m.rawScore(pair, thr)
+	return logits, relativeThreshold(t+m.ThresholdBias, logits, m.RelativeCut), nil
+}
+
+// rawScore is the network's (or the members' mean) table logits and
+// threshold logit before the operating point applies. thr is the window's
+// threshold features; its logit slots are filled here.
+func (m *LiteModel) rawScore(pair [][]float64, thr []float64) ([]float64, float64) {
+	logits := make([]float64, len(pair))
+	if len(m.Members) > 0 {
+		// Each member's threshold reads its own logits' statistics (the
+		// threshold token sees the window as that network scored it).
+		own := make([]float64, len(thr))
+		t := 0.0
+		inv := 1 / float64(len(m.Members))
+		for _, mm := range m.Members {
+			copy(own, thr)
+			l, tt := mm.rawScore(pair, own)
+			for i := range l {
+				logits[i] += l[i] * inv
+			}
+			t += tt * inv
+		}
+		setLogitStats(thr, logits)
+		return logits, t
+	}
 	h := make([]float64, m.Hidden)
 	x := make([]float64, numPairFeatures)
 	for i, f := range pair {
 		logits[i] = m.pairLogit(f, x, h)
 	}
 	setLogitStats(thr, logits)
-	return logits, relativeThreshold(m.threshLogit(thr)+m.ThresholdBias, logits, m.RelativeCut), nil
+	return logits, m.threshLogit(thr)
 }
 
 func (m *LiteModel) pairLogit(f, x, h []float64) float64 {

@@ -631,6 +631,9 @@ const (
 type ScorerConfig struct {
 	// Kind is lite (default, the built-in model) or onnx.
 	Kind string
+	// LiteWeights is a lite weights file written by atrium train-atr, used
+	// instead of the built-in weights; empty: the built-in ones.
+	LiteWeights string
 	// ONNX configures the onnx scorer.
 	ONNX ONNXConfig
 }
@@ -643,6 +646,9 @@ func NewScorer(cfg ScorerConfig) (s Scorer, close func() error, err error) {
 	switch strings.ToLower(cfg.Kind) {
 	case "", ScorerLite:
 		m, err := DefaultLiteModel()
+		if cfg.LiteWeights != "" {
+			m, err = LoadLiteModel(cfg.LiteWeights)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -94,11 +94,12 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 // atrFlags are the ATR scorer flags shared by retrieve, eval and serve.
 type atrFlags struct {
 	scorer, model, tokenizer, device *string
+	weights                          *string
 	fallback                         *bool
 	runtimeLib                       func() string
 }
 
-// addATRFlags registers --atr-scorer, --atr-model, --atr-tokenizer,
+// addATRFlags registers --atr-scorer, --atr-weights, --atr-model, --atr-tokenizer,
 // --atr-device, --atr-device-fallback and --onnxruntime-lib on fs.
 func addATRFlags(fs *flag.FlagSet) *atrFlags {
 	f := &atrFlags{
@@ -107,6 +108,7 @@ func addATRFlags(fs *flag.FlagSet) *atrFlags {
 		tokenizer: fs.String("atr-tokenizer", "", "tokenizer.json of the onnx ATR scorer (default: beside the model)"),
 		device:    fs.String("atr-device", "cpu", "where the onnx ATR scorer runs: cpu, cuda or cuda:N"),
 		fallback:  fs.Bool("atr-device-fallback", false, "run the onnx ATR scorer on the CPU, with a warning, when CUDA is unavailable"),
+		weights:   fs.String("atr-weights", "", "weights file of the lite ATR scorer written by atrium train-atr (default: the built-in weights)"),
 	}
 	// The onnx embedder's flags may have defined it already: one library
 	// serves both, so share the flag rather than define it twice.
@@ -132,10 +134,13 @@ func (f *atrFlags) build(window int, log *slog.Logger) (retriever.Scorer, func()
 	if kind == retriever.ScorerLite && (*f.model != "" || *f.tokenizer != "") {
 		return nil, nil, usageError{"--atr-model and --atr-tokenizer need --atr-scorer onnx"}
 	}
+	if kind == retriever.ScorerONNX && *f.weights != "" {
+		return nil, nil, usageError{"--atr-weights is for --atr-scorer lite"}
+	}
 	if _, _, err := retriever.ParseATRDevice(*f.device); err != nil {
 		return nil, nil, usageError{"--atr-device: " + err.Error()}
 	}
-	s, closeFn, err := retriever.NewScorer(retriever.ScorerConfig{Kind: kind, ONNX: retriever.ONNXConfig{
+	s, closeFn, err := retriever.NewScorer(retriever.ScorerConfig{Kind: kind, LiteWeights: *f.weights, ONNX: retriever.ONNXConfig{
 		ModelPath: *f.model, TokenizerPath: *f.tokenizer, Device: *f.device, DeviceFallback: *f.fallback,
 		RuntimeLib: f.runtimeLib(), Logger: log,
 	}})

@@ -36,6 +36,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
 	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
 	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
+	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights use 4)")
 	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
@@ -47,6 +48,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if !mine.ValidShift(*holdOut, *shift) {
 		return usageError{"--hold-out-shift needs --hold-out-every N and a shift from 0 to N-1"}
+	}
+	if *members < 1 || *members > 64 {
+		return usageError{"--members must be from 1 to 64"}
 	}
 	if *pairsStrict && *pairFolds <= 0 {
 		return usageError{"--learned-pairs-strict needs --learned-pairs-folds"}
@@ -77,7 +81,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
-			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict},
+			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members},
 	})
 	if err != nil {
 		return err
@@ -88,6 +92,11 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write weights: %w", err)
+	}
+	if len(m.Members) > 0 {
+		fmt.Fprintf(env.stdout, "wrote %s: %d questions, %d windows, ensemble of %d networks, held-out F1 %.3f\n",
+			*out, m.Training.Questions, m.Training.Windows, len(m.Members), m.Training.ValidF1)
+		return nil
 	}
 	fmt.Fprintf(env.stdout, "wrote %s: %d questions, %d windows, best epoch %d, held-out F1 %.3f\n",
 		*out, m.Training.Questions, m.Training.Windows, m.Training.BestEpoch, m.Training.ValidF1)

@@ -132,7 +132,10 @@ type TrainConfig struct {
 	// (foldPairs), so the fold's substitutions are as new to the pairs as
 	// dev's.
 	LearnedPairsStrict bool
-	Logger             *slog.Logger
+	// Members is the number of networks TrainEnsemble trains (seeds Seed,
+	// Seed+1, …) and averages; 0 or 1: one network.
+	Members int
+	Logger  *slog.Logger
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {
@@ -1207,7 +1210,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	if job.Recalibrate != nil {
 		return Recalibrate(ctx, set, job.Recalibrate, job.Train)
 	}
-	m, err := Train(ctx, set, job.Train)
+	m, err := TrainEnsemble(ctx, set, job.Train)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func syntheticSet(seed uint64) *TrainingSet {
 }
 
 func TestTrainDeterministic(t *testing.T) {
-	cfg := TrainConfig{Seed: 7, Epochs: 5}
+	cfg := TrainConfig{Seed: 7, Epochs: 15}
 	a, err := Train(context.Background(), syntheticSet(1), cfg)
 	require.NoError(t, err)
 	b, err := Train(context.Background(), syntheticSet(1), cfg)
@@ -83,15 +83,59 @@ func TestTrainDeterministic(t *testing.T) {
 	require.Equal(t, a, b)
 	_, err = retriever.ParseLiteModel(mustJSON(t, a))
 	require.NoError(t, err)
-	// It learned the separating feature: a gold row scores above the
-	// threshold, a plain row below.
-	set := syntheticSet(1)
+	// It learned the separating feature.
+	requireSeparates(t, a, syntheticSet(1).Train[0])
+}
+
+// requireSeparates checks that m ranks w's first row (gold) over its
+// eleventh (plain) and puts the threshold, computed as the scorer does (its
+// logit slots filled from the window's logits), under the gold row. Where
+// the threshold lands among the plain rows is the held-out bias's job
+// (chooseBias), and the synthetic set has no held-out questions.
+func requireSeparates(t *testing.T, m *retriever.LiteModel, w TrainWindow) {
+	t.Helper()
 	x := make([]float64, retriever.NumPairFeatures)
-	h := make([]float64, a.Hidden)
-	thr := a.ThreshLogit(set.Train[0].Thr)
-	require.Greater(t, a.PairLogit(set.Train[0].Pair[0], x, h), thr)
-	require.Less(t, a.PairLogit(set.Train[0].Pair[10], x, h), thr)
+	h := make([]float64, m.Hidden)
+	logits := make([]float64, len(w.Pair))
+	for i, f := range w.Pair {
+		logits[i] = m.PairLogit(f, x, h)
+	}
+	tf := append([]float64(nil), w.Thr...)
+	retriever.SetLogitStats(tf, logits)
+	thr := m.ThreshLogit(tf) + m.ThresholdBias
 	require.False(t, math.IsNaN(thr))
+	require.Greater(t, logits[0], thr)
+	require.Greater(t, logits[0], logits[10])
+}
+
+// TestTrainEnsemble: members are trained from consecutive seeds, in
+// parallel yet deterministically, and the weights file holds them all.
+func TestTrainEnsemble(t *testing.T) {
+	cfg := TrainConfig{Seed: 7, Epochs: 15, Members: 3}
+	a, err := TrainEnsemble(context.Background(), syntheticSet(1), cfg)
+	require.NoError(t, err)
+	b, err := TrainEnsemble(context.Background(), syntheticSet(1), cfg)
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+	require.Len(t, a.Members, 3)
+	single, err := Train(context.Background(), syntheticSet(1), TrainConfig{Seed: 8, Epochs: 15})
+	require.NoError(t, err)
+	require.Equal(t, single.W1, a.Members[1].W1, "member 1 is the network of seed 8")
+	for i, m := range a.Members {
+		require.Equal(t, uint64(7+i), m.Training.Seed)
+		w := syntheticSet(1).Train[0]
+		x := make([]float64, retriever.NumPairFeatures)
+		h := make([]float64, m.Hidden)
+		gold := m.PairLogit(w.Pair[0], x, h)
+		require.Greater(t, gold, m.PairLogit(w.Pair[10], x, h), "member %d ranks the gold row first", i)
+	}
+	got, err := retriever.ParseLiteModel(mustJSON(t, a))
+	require.NoError(t, err)
+	require.Len(t, got.Members, 3)
+
+	one, err := TrainEnsemble(context.Background(), syntheticSet(1), TrainConfig{Seed: 7, Epochs: 15, Members: 1})
+	require.NoError(t, err)
+	require.Empty(t, one.Members, "one member is a plain network")
 }
 
 // TestRecalibrateKeepsNetwork: train-atr --recalibrate keeps the given

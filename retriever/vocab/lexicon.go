@@ -112,7 +112,7 @@ const (
 	posAdv
 )
 
-//go:embed data/morph.txt.gz data/wordnet.txt.gz data/abbrev.tsv data/learned.tsv
+//go:embed data/morph.txt.gz data/wordnet.txt.gz data/abbrev.tsv data/learned.tsv data/embed.bin.gz
 var embedded embed.FS
 
 // entry is one precomputed expansion, 12 bytes instead of Expansion's 40:
@@ -155,6 +155,7 @@ type Lexicon struct {
 	abbrev  map[string]span // identifier token → its entries
 	nlemmas int
 	w       Weights
+	emb     *Embeddings
 }
 
 // Sources are the data files of a Lexicon. A nil reader leaves that part
@@ -165,6 +166,8 @@ type Sources struct {
 	WordNet io.Reader // gzip: wordnet.txt.gz
 	Learned io.Reader // learned.tsv
 	Abbrev  io.Reader // abbrev.tsv
+	// Embeddings nil means no word vectors (Lexicon.Embeddings is nil).
+	Embeddings io.Reader // gzip: embed.bin.gz
 	// Weights nil means DefaultWeights.
 	Weights *Weights
 }
@@ -179,12 +182,16 @@ func EmbeddedSources() Sources {
 		return bytes.NewReader(b)
 	}
 	return Sources{
-		Morph:   open("morph.txt.gz"),
-		WordNet: open("wordnet.txt.gz"),
-		Learned: open("learned.tsv"),
-		Abbrev:  open("abbrev.tsv"),
+		Morph:      open("morph.txt.gz"),
+		WordNet:    open("wordnet.txt.gz"),
+		Learned:    open("learned.tsv"),
+		Abbrev:     open("abbrev.tsv"),
+		Embeddings: open("embed.bin.gz"),
 	}
 }
+
+// Embeddings returns the word vectors, nil when the lexicon has none.
+func (l *Lexicon) Embeddings() *Embeddings { return l.emb }
 
 // Load parses the embedded data files.
 func Load() (*Lexicon, error) { return Parse(EmbeddedSources()) }

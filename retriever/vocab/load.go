@@ -72,6 +72,13 @@ func Parse(src Sources) (*Lexicon, error) {
 		l.abbrev[w] = p.finish(w, lo)
 	}
 	l.entries = slices.Clip(l.entries)
+	if src.Embeddings != nil {
+		e, err := ParseEmbeddings(src.Embeddings)
+		if err != nil {
+			return nil, err
+		}
+		l.emb = e
+	}
 	return l, nil
 }
 

