@@ -8,16 +8,19 @@ import (
 )
 
 // Abstention defaults (Config.AbstainFloor, Config.AbstainCoverage), chosen
-// on training-derived questions only: Spider train questions asked against
-// 20 training databases without their own, off-topic questions written for
-// tuning, and answerable Spider train questions in pools with their own
-// database. See "Abstention" in docs/retrieval.md for the trade-off and the
-// command that measures it. The floor is a logit of the shipped lite
-// scorer: retraining the scorer changes its scale, so re-measure both with
-// it.
+// on training-derived questions only: the most abstention on Spider train
+// questions asked against 20 training databases without their own (and
+// off-topic questions written for tuning) whose false abstention stays
+// within the 0.03 on the held-out databases of all seven
+// cross-validation folds, in both wordings (strict vocabulary pairs, so a
+// reworded question is as unbridged as a new user's). Answerable training
+// questions alone understate it: the vocabulary was mined from them, so it
+// covers their rewordings. See "Abstention" and step 11 in
+// docs/retrieval.md. The floor is a logit of the shipped lite scorer:
+// retraining the scorer changes its scale, so re-measure both with it.
 const (
-	DefaultAbstainFloor    = -1.25
-	DefaultAbstainCoverage = 0.20
+	DefaultAbstainFloor    = -1.00
+	DefaultAbstainCoverage = 0.15
 )
 
 // AbstainEvidence is the optional absolute-evidence rule (off by

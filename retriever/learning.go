@@ -87,7 +87,7 @@ const (
 	DefaultExampleWeight  = 6.0
 	DefaultExampleGate    = 0.45
 	DefaultExamplePenalty = 4.0
-	DefaultFollowUpBonus  = 4.0
+	DefaultFollowUpBonus  = 6.0
 )
 
 // Reasons the learning evidence adds to a table (RETRIEVE's reason column).

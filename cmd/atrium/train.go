@@ -36,7 +36,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
 	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
 	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
-	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights use 4)")
+	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights are a 4-member ensemble)")
 	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")

@@ -22,6 +22,8 @@ import (
 	"math"
 	"os"
 	"sort"
+
+	"github.com/atriumdb/atrium/retriever"
 )
 
 type record struct {
@@ -115,8 +117,8 @@ func row(name string, p point) string {
 }
 
 func main() {
-	floor := flag.Float64("floor", -1.25, "logit floor held fixed")
-	cov := flag.Float64("coverage", 0.20, "coverage floor held fixed")
+	floor := flag.Float64("floor", retriever.DefaultAbstainFloor, "logit floor held fixed")
+	cov := flag.Float64("coverage", retriever.DefaultAbstainCoverage, "coverage floor held fixed")
 	maxFalse := flag.Float64("max-false", 0.02, "most false abstention allowed on each file")
 	maxDrop := flag.Float64("max-drop", 0.005, "most F1 or complete-recall drop allowed on each file")
 	evalRule := flag.String("eval", "", "COV:COS: only print this rule's figures (for dev files)")

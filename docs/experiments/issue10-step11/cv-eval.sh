@@ -1,0 +1,107 @@
+#!/bin/bash
+# Seven-fold evaluation of the step-11 ensembles (ens4_K.json beside this
+# script) and the held-out abstention curves that chose the shipped floors
+# (docs/retrieval.md, step 11). Run from the root of a checkout; needs
+# PostgreSQL with pgvector (make test installs it) and python3. About 10
+# minutes on 2 cores, most of it building the seven strict-pairs binaries.
+#
+#   bash docs/experiments/issue10-step11/cv-eval.sh /tmp/cv
+set -eu
+out=${1:?usage: $0 OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+bench=$(cd ../shared/bench && pwd)
+mkdir -p "$out"
+
+# Held-out benchmark directories per fold: the databases
+# train-atr --hold-out-every 7 --hold-out-shift k holds out.
+python3 - "$out" "$bench" <<'PY'
+import json, os, sys
+out, bench = sys.argv[1], sys.argv[2]
+tabs = json.load(open(f'{bench}/spider/tables.json'))
+sp = json.load(open(f'{bench}/spider/train_spider.json'))
+sy = json.load(open(f'{bench}/spider-syn/train_spider.json'))
+dbs = sorted(set(q['db_id'] for q in sp))
+for k in range(7):
+    ho = {dbs[i] for i in range(len(dbs)) if i % 7 == (3 + k) % 7}
+    for name, qs in (('sp', sp), ('syn', sy)):
+        d = f'{out}/ho_{name}_{k}'
+        os.makedirs(d, exist_ok=True)
+        json.dump([t for t in tabs if t['db_id'] in ho], open(f'{d}/tables.json', 'w'))
+        json.dump([q for q in qs if q['db_id'] in ho], open(f'{d}/dev.json', 'w'))
+PY
+
+# Per fold, a binary whose learned pairs leave the fold's databases and
+# their schema words out (strict pairs, step 9).
+cp retriever/vocab/data/learned.tsv "$out/learned.shipped"
+trap 'cp "$out/learned.shipped" retriever/vocab/data/learned.tsv' EXIT
+for k in 0 1 2 3 4 5 6; do
+  mkdir -p "$out/strict_$k"
+  go run ./retriever/vocab/gen -hold-out-every 7 -hold-out-shift $k -hold-out-words -out "$out/strict_$k"
+  cp "$out/strict_$k/learned.tsv" retriever/vocab/data/learned.tsv
+  go build -o "$out/strict-$k" ./cmd/atrium
+done
+cp "$out/learned.shipped" retriever/vocab/data/learned.tsv
+
+# Drop the training questions whose gold SQL the evaluator cannot parse
+# (35 of 7,000).
+for k in 0 1 2 3 4 5 6; do
+  while :; do
+    n=$("$out/strict-$k" eval --bench "$out/ho_sp_$k" --abstain-floor=-inf --abstain-coverage=0 2>&1 | grep -o 'question [0-9]*: gold' | grep -o '[0-9]*' || true)
+    [ -z "$n" ] && break
+    python3 -c "
+import json
+for w in ('sp','syn'):
+    p='$out/ho_'+w+'_$k/dev.json'; d=json.load(open(p)); del d[$n]; json.dump(d,open(p,'w'))"
+  done
+done
+
+# Each fold's ensemble on its held-out databases: abstention off (P R CR
+# F1 tables), and the abstention curve (JSON).
+for k in 0 1 2 3 4 5 6; do
+  for s in sp syn; do
+    r=$("$out/strict-$k" eval --bench "$out/ho_${s}_$k" --atr-weights "$here/ens4_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 | grep '^atr+exp' | awk '{print $2,$3,$4,$5,$6}')
+    n=$(python3 -c "import json; print(len(json.load(open('$out/ho_${s}_$k/dev.json'))))")
+    echo "$k $s $n $r"
+    "$out/strict-$k" eval --bench "$out/ho_${s}_$k" --atr-weights "$here/ens4_$k.json" --abstain-curve --json "$out/curve_${s}_$k.json" >/dev/null 2>&1
+  done
+done > "$out/results.txt"
+
+# Pooled figures, and the held-out abstention grid joined with the
+# training curves of fold 0 (fold0-evals.tgz: eval --abstain-curve on
+# retriever/evaluate/unanswerable/train.json and train_syn.json).
+tar xzf "$here/fold0-evals.tgz" -C "$out"
+python3 - "$out" <<'PY'
+import collections, json, sys
+out = sys.argv[1]
+rows = collections.defaultdict(lambda: [0.0] * 6)
+for l in open(f'{out}/results.txt'):
+    p = l.split()
+    n = int(p[2]); P, R, CR, F1, T = map(float, p[3:8])
+    for i, v in enumerate((n, n * P, n * R, n * CR, n * F1, n * T)):
+        rows[p[1]][i] += v
+for s, (n, P, R, CR, F1, T) in sorted(rows.items()):
+    print('%-4s n=%5d  P %.3f R %.3f CR %.3f F1 %.3f tables %.2f' % (s, n, P / n, R / n, CR / n, F1 / n, T / n))
+cv = collections.defaultdict(lambda: {'sp': [0] * 4, 'syn': [0] * 4})
+cnt = collections.Counter()
+for k in range(7):
+    for s in ('sp', 'syn'):
+        d = json.load(open(f'{out}/curve_{s}_{k}.json'))
+        n = d['questions'] - d['unanswerable']
+        for p in d['abstain_curve']:
+            key = (round(p['floor'], 2), round(p['coverage'], 2))
+            r = cv[key][s]; cnt[key] += 1
+            r[0] += n; r[1] += n * p['f1']; r[2] += n * p['complete_recall']; r[3] += n * p['false_abstain']
+tr = collections.defaultdict(dict)
+for s in ('sp', 'syn'):
+    for p in json.load(open(f'{out}/ev/{s}_train.json'))['abstain_curve']:
+        tr[(round(p['floor'], 2), round(p['coverage'], 2))][s] = p
+best = None
+print('floor  cov   held-out Spider F1 CR false | Spider-Syn F1 CR false | train abstain sp / syn')
+for key in sorted(k for k in cv if cnt[k] == 14 and len(tr[k]) == 2):
+    c = {s: [v / cv[key][s][0] for v in cv[key][s][1:]] for s in ('sp', 'syn')}
+    ab = (tr[key]['sp']['abstain'] + tr[key]['syn']['abstain']) / 2
+    print('%5.2f %4.2f   %.3f %.3f %.3f | %.3f %.3f %.3f | %.3f / %.3f' % (key + tuple(c['sp'] + c['syn']) + (tr[key]['sp']['abstain'], tr[key]['syn']['abstain'])))
+    if max(c['sp'][2], c['syn'][2]) <= 0.03 and (best is None or ab > best[0]):
+        best = (ab, key)
+print('most training abstention with held-out false abstention <= 0.03 in both wordings: floor %.2f, coverage %.2f' % best[1])
+PY
