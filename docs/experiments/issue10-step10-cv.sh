@@ -18,44 +18,8 @@ bench=$(cd ../shared/bench && pwd)
 mkdir -p "$out"
 go build -o "$out/atrium" ./cmd/atrium
 
-# Held-out benchmark directories per fold: the databases
-# train-atr --hold-out-every 7 --hold-out-shift k holds out.
-python3 - "$out" "$bench" <<'PY'
-import json, os, sys
-out, bench = sys.argv[1], sys.argv[2]
-tabs = json.load(open(f'{bench}/spider/tables.json'))
-sp = json.load(open(f'{bench}/spider/train_spider.json'))
-sy = json.load(open(f'{bench}/spider-syn/train_spider.json'))
-dbs = sorted(set(q['db_id'] for q in sp))
-for k in range(7):
-    ho = {dbs[i] for i in range(len(dbs)) if i % 7 == (3 + k) % 7}
-    for name, qs in (('sp', sp), ('syn', sy)):
-        d = f'{out}/ho_{name}_{k}'
-        os.makedirs(d, exist_ok=True)
-        json.dump([t for t in tabs if t['db_id'] in ho], open(f'{d}/tables.json', 'w'))
-        json.dump([q for q in qs if q['db_id'] in ho], open(f'{d}/dev.json', 'w'))
-PY
-
-# Per fold: strict learned pairs (step 9) and a binary built with them.
-cp retriever/vocab/data/learned.tsv "$out/learned.shipped"
-for k in 0 1 2 3 4 5 6; do
-  mkdir -p "$out/strict_$k"
-  go run ./retriever/vocab/gen -hold-out-every 7 -hold-out-shift $k -hold-out-words -out "$out/strict_$k"
-  cp "$out/strict_$k/learned.tsv" retriever/vocab/data/learned.tsv
-  go build -o "$out/strict-$k" ./cmd/atrium
-done
-cp "$out/learned.shipped" retriever/vocab/data/learned.tsv
-git checkout -- retriever/vocab/data/abbrev.tsv retriever/vocab/data/morph.txt.gz retriever/vocab/data/wordnet.txt.gz 2>/dev/null || true
-
-# Drop the few training questions whose gold SQL the evaluator cannot parse.
-for k in 0 1 2 3 4 5 6; do
-  while n=$("$out/strict-$k" eval --bench "$out/ho_sp_$k" --abstain-floor=-inf --abstain-coverage=0 2>&1 | grep -o 'question [0-9]*: gold' | grep -o '[0-9]*'); do
-    python3 -c "
-import json,sys
-for w in ('sp','syn'):
-    p='$out/ho_'+w+'_$k/dev.json'; d=json.load(open(p)); del d[$n]; json.dump(d,open(p,'w'))"
-  done
-done
+# Held-out folds and strict-pairs binaries (also used by step 11).
+bash docs/experiments/cv-prep.sh "$out"
 
 # Training: both recipes per fold, two at a time.
 T="--bench $bench/spider --extra-questions $bench/spider-syn/train_spider.json --hold-out-every 7"
