@@ -34,6 +34,9 @@ type TableInfo struct {
 	// and the columns' identifier tokens to (cust → customer), with
 	// weights below 1.
 	nameExp, colExp map[string]float64
+	// softName and softCols are softMatch's words of the name and of the
+	// non-key columns.
+	softName, softCols []softWord
 }
 
 // ColumnInfo is one column of a catalog table.
@@ -85,6 +88,7 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm) {
 		com.WriteString(c.Description)
 	}
 	t.comA = analyze(com.String(), true)
+	t.softName, t.softCols = softTableWords(t.nameA, t.colA)
 }
 
 // JoinEdge is one edge of the catalog join graph, oriented from the

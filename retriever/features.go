@@ -25,8 +25,10 @@ type Query struct {
 	// exp maps a content word's stem to the stems the vocabulary expands
 	// it to, with their weights (below 1); see setExpansions.
 	exp map[string]map[string]float64
-	// emb are the lexicon's word vectors (nil: none); see softMatch.
-	emb *vocab.Embeddings
+	// emb are the lexicon's word vectors (nil: none) and softQ the
+	// question's distinct content words softMatch compares; see softMatch.
+	emb   *vocab.Embeddings
+	softQ []softWord
 }
 
 // setExpansions records the vocabulary's expansions of q's content words
@@ -35,6 +37,7 @@ func (q *Query) setExpansions(lx *vocab.Lexicon, weight float64) {
 	q.exp = map[string]map[string]float64{}
 	if lx != nil {
 		q.emb = lx.Embeddings()
+		q.softQ = softQuestionWords(q)
 	}
 	if lx == nil || weight <= 0 {
 		return
@@ -683,49 +686,19 @@ func (q *Query) group(t *TableInfo) string {
 // their best match among the name's words and the non-key columns' words.
 // All three are 0 without vectors.
 func softMatch(q *Query, t *TableInfo) (softName, softQName, softQCol float64) {
-	if q.emb == nil {
+	qw := q.softQ
+	if q.emb == nil || len(qw) == 0 {
 		return 0, 0, 0
 	}
-	type word struct{ w, s string }
-	var qw []word
-	seen := map[string]bool{}
-	for i, s := range q.content.stems {
-		w := q.content.words[i]
-		if genericWords[s] || seen[s] || isNumber(w) {
-			continue
-		}
-		seen[s] = true
-		qw = append(qw, word{w, s})
-	}
-	if len(qw) == 0 {
-		return 0, 0, 0
-	}
-	sim := func(a, b word) float64 {
+	sim := func(a, b softWord) float64 {
 		if a.s == b.s {
 			return 1
 		}
 		v, _ := q.emb.Cosine(a.w, b.w)
 		return max(v, 0)
 	}
-	var name, cols []word
-	for i, s := range t.nameA.stems {
-		if !genericWords[s] {
-			name = append(name, word{t.nameA.words[i], s})
-		}
-	}
-	colSeen := map[string]bool{}
-	for _, a := range t.colA {
-		if n := len(a.words); n > 1 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
-			continue
-		}
-		for i, s := range a.stems {
-			if !genericWords[s] && !colSeen[s] {
-				colSeen[s] = true
-				cols = append(cols, word{a.words[i], s})
-			}
-		}
-	}
-	best := func(a word, set []word) float64 {
+	name, cols := t.softName, t.softCols
+	best := func(a softWord, set []softWord) float64 {
 		b := 0.0
 		for _, x := range set {
 			b = max(b, sim(a, x))
@@ -743,4 +716,50 @@ func softMatch(q *Query, t *TableInfo) (softName, softQName, softQCol float64) {
 		softQCol += best(w, cols)
 	}
 	return softName, softQName / float64(len(qw)), softQCol / float64(len(qw))
+}
+
+// softWord is a word softMatch compares, with its stem (a literal stem
+// match counts 1 without a vector lookup).
+type softWord struct{ w, s string }
+
+// softQuestionWords are q's distinct content words, generic identifier
+// words and numbers left out: the question side of softMatch, built once
+// per query rather than per candidate.
+func softQuestionWords(q *Query) []softWord {
+	var qw []softWord
+	seen := map[string]bool{}
+	for i, s := range q.content.stems {
+		w := q.content.words[i]
+		if genericWords[s] || seen[s] || isNumber(w) {
+			continue
+		}
+		seen[s] = true
+		qw = append(qw, softWord{w, s})
+	}
+	return qw
+}
+
+// softTableWords are the table side of softMatch: the name's words and
+// the distinct words of its non-key columns (a last word "id" or "key"
+// marks a key), generic identifier words left out. Built once per catalog
+// load (TableInfo.prepare).
+func softTableWords(name analyzed, cols []analyzed) (nameW, colW []softWord) {
+	for i, s := range name.stems {
+		if !genericWords[s] {
+			nameW = append(nameW, softWord{name.words[i], s})
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range cols {
+		if n := len(a.words); n > 1 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
+			continue
+		}
+		for i, s := range a.stems {
+			if !genericWords[s] && !seen[s] {
+				seen[s] = true
+				colW = append(colW, softWord{a.words[i], s})
+			}
+		}
+	}
+	return nameW, colW
 }
