@@ -645,10 +645,11 @@ type ScorerConfig struct {
 func NewScorer(cfg ScorerConfig) (s Scorer, close func() error, err error) {
 	switch strings.ToLower(cfg.Kind) {
 	case "", ScorerLite:
-		m, err := DefaultLiteModel()
+		load := DefaultLiteModel
 		if cfg.LiteWeights != "" {
-			m, err = LoadLiteModel(cfg.LiteWeights)
+			load = func() (*LiteModel, error) { return LoadLiteModel(cfg.LiteWeights) }
 		}
+		m, err := load()
 		if err != nil {
 			return nil, nil, err
 		}

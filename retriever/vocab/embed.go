@@ -41,15 +41,6 @@ func ParseEmbeddings(r io.Reader) (*Embeddings, error) {
 	return e, nil
 }
 
-// Has reports whether w has a vector.
-func (e *Embeddings) Has(w string) bool {
-	if e == nil {
-		return false
-	}
-	_, ok := e.index[w]
-	return ok
-}
-
 // Cosine is the cosine similarity of a and b's vectors; ok is false when
 // either has none.
 func (e *Embeddings) Cosine(a, b string) (float64, bool) {
