@@ -274,3 +274,32 @@ func loadVariants(ctx context.Context, pool *pgxpool.Pool, bench *benchload.Benc
 	}
 	return variants, nil
 }
+
+// RenameBench renames every database of bench with the renamer of
+// --augment-schemas (deterministic for a seed): a schema worded unlike the
+// one its questions were written against, for measuring how a scorer
+// holds up on names it was not shaped on. It returns the renamed copies
+// (db_id with the "_aug" suffix) and a map from each original
+// "schema.table" to the copy's.
+func RenameBench(bench *benchload.Bench, seed uint64) ([]benchload.Database, map[string]string) {
+	ids := make([]string, 0, len(bench.DBs))
+	for id := range bench.DBs {
+		ids = append(ids, id)
+	}
+	variants := buildVariants(bench, ids, seed)
+	keys := make([]string, 0, len(variants))
+	for k := range variants {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dbs := make([]benchload.Database, 0, len(keys))
+	tables := map[string]string{}
+	for _, k := range keys {
+		v := variants[k]
+		dbs = append(dbs, v.db)
+		for orig := range v.tables {
+			tables[k+"."+orig] = v.mapTable(k + "." + orig)
+		}
+	}
+	return dbs, tables
+}
