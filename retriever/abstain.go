@@ -15,12 +15,12 @@ import (
 // cross-validation folds, in both wordings (strict vocabulary pairs, so a
 // reworded question is as unbridged as a new user's). Answerable training
 // questions alone understate it: the vocabulary was mined from them, so it
-// covers their rewordings. See "Abstention" and step 11 in
+// covers their rewordings. See "Abstention" and steps 11 and 12 in
 // docs/retrieval.md. The floor is a logit of the shipped lite scorer:
 // retraining the scorer changes its scale, so re-measure both with it.
 const (
-	DefaultAbstainFloor    = -1.00
-	DefaultAbstainCoverage = 0.15
+	DefaultAbstainFloor    = -1.50
+	DefaultAbstainCoverage = 0.20
 )
 
 // AbstainEvidence is the optional absolute-evidence rule (off by

@@ -39,20 +39,41 @@ for l in open(f'{out}/results.txt'):
         rows[p[1]][i] += v
 for s, (n, P, R, CR, F1, T) in sorted(rows.items()):
     print('%-4s n=%5d  P %.3f R %.3f CR %.3f F1 %.3f tables %.2f' % (s, n, P / n, R / n, CR / n, F1 / n, T / n))
+# Each curve lists floors from one step below its lowest best logit to its
+# highest: a floor below that range abstains no more than the lowest one
+# listed (and one above it no less than the highest), so a floor missing
+# from one file's curve is read at the nearest end of its range instead of
+# dropping the point from the grid. (Until 27 November the script dropped
+# it, and with it floors such as -1.50 that the rule below picks.)
+def curve(path):
+    d = json.load(open(path))
+    pts = {(round(p['floor'], 2), round(p['coverage'], 2)): p for p in d['abstain_curve']}
+    fl = sorted({f for f, _ in pts})
+    return d, pts, fl[0], fl[-1]
+def at(c, key):
+    _, pts, lo, hi = c
+    return pts.get((min(max(key[0], lo), hi), key[1]))
+files = {(s, k): curve(f'{out}/curve_{s}_{k}.json') for k in range(7) for s in ('sp', 'syn')}
+trc = {s: curve(f'{out}/ev/{s}_train.json') for s in ('sp', 'syn')}
+keys = set()
+for c in list(files.values()) + list(trc.values()):
+    keys |= set(c[1])
 cv = collections.defaultdict(lambda: {'sp': [0] * 4, 'syn': [0] * 4})
 cnt = collections.Counter()
-for k in range(7):
-    for s in ('sp', 'syn'):
-        d = json.load(open(f'{out}/curve_{s}_{k}.json'))
-        n = d['questions'] - d['unanswerable']
-        for p in d['abstain_curve']:
-            key = (round(p['floor'], 2), round(p['coverage'], 2))
-            r = cv[key][s]; cnt[key] += 1
-            r[0] += n; r[1] += n * p['f1']; r[2] += n * p['complete_recall']; r[3] += n * p['false_abstain']
+for key in keys:
+    for (s, k), c in files.items():
+        p = at(c, key)
+        if p is None:
+            continue
+        n = c[0]['questions'] - c[0]['unanswerable']
+        r = cv[key][s]; cnt[key] += 1
+        r[0] += n; r[1] += n * p['f1']; r[2] += n * p['complete_recall']; r[3] += n * p['false_abstain']
 tr = collections.defaultdict(dict)
-for s in ('sp', 'syn'):
-    for p in json.load(open(f'{out}/ev/{s}_train.json'))['abstain_curve']:
-        tr[(round(p['floor'], 2), round(p['coverage'], 2))][s] = p
+for key in keys:
+    for s, c in trc.items():
+        p = at(c, key)
+        if p is not None:
+            tr[key][s] = p
 best = None
 print('floor  cov   held-out Spider F1 CR false | Spider-Syn F1 CR false | train abstain sp / syn')
 for key in sorted(k for k in cv if cnt[k] == 14 and len(tr[k]) == 2):
