@@ -40,9 +40,13 @@ func abstainCurve(samples []curveSample) []CurvePoint {
 	if math.IsInf(lo, 1) {
 		return nil
 	}
-	const step = 0.25
-	lo = math.Max(math.Floor(lo/step)*step-step, -20)
-	hi = math.Min(math.Ceil(hi/step)*step, 20)
+	// Every curve spans at least curveSpan either side of 0, whatever its
+	// own logits, so that curves of different runs (the folds of a
+	// cross-validation) list the same floors and can be pooled point by
+	// point; a floor below every best logit abstains no more than none.
+	const step, curveSpan = 0.25, 3.0
+	lo = math.Max(math.Min(math.Floor(lo/step)*step-step, -curveSpan), -20)
+	hi = math.Min(math.Max(math.Ceil(hi/step)*step, curveSpan), 20)
 	var out []CurvePoint
 	for c := 0; c <= 20; c++ {
 		for f := lo; f <= hi+1e-9; f += step {

@@ -136,4 +136,20 @@ func TestAbstainCurve(t *testing.T) {
 	if !ok || !near(best.Abstain, 1) || best.Floor > 1 || best.Floor <= 0.2 {
 		t.Fatalf("chosen %+v", best)
 	}
+	// Two runs whose logits lie far apart still list the same floors
+	// in [-3, 3], so their curves pool point by point.
+	floors := func(c []CurvePoint) map[float64]bool {
+		m := map[float64]bool{}
+		for _, p := range c {
+			m[p.Floor] = true
+		}
+		return m
+	}
+	high := floors(abstainCurve([]curveSample{{best: f(2.6), chosen: 1}}))
+	low := floors(abstainCurve([]curveSample{{best: f(-2.4), chosen: 1}}))
+	for x := -3.0; x <= 3; x += 0.25 {
+		if !high[x] || !low[x] {
+			t.Fatalf("floor %v missing: %v / %v", x, high[x], low[x])
+		}
+	}
 }
