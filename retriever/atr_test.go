@@ -141,7 +141,7 @@ func TestListIDFFeatures(t *testing.T) {
 		for _, c := range cols {
 			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
 		}
-		ti.prepare(nil)
+		ti.prepare(nil, nil)
 		return &Candidate{Table: ti, Rank: int(id)}
 	}
 	cs := []*Candidate{
@@ -174,7 +174,7 @@ func TestCoverExpand(t *testing.T) {
 		for _, c := range cols {
 			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
 		}
-		ti.prepare(nil)
+		ti.prepare(nil, nil)
 		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: margin}
 	}
 	ranked := []*Scored{

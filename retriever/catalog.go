@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"sort"
 	"strings"
 	"sync"
@@ -35,8 +36,9 @@ type TableInfo struct {
 	// weights below 1.
 	nameExp, colExp map[string]float64
 	// softName and softCols are softMatch's words of the name and of the
-	// non-key columns.
+	// non-key columns, their vector positions resolved in softEmb.
 	softName, softCols []softWord
+	softEmb            *vocab.Embeddings
 }
 
 // ColumnInfo is one column of a catalog table.
@@ -54,7 +56,7 @@ type ColumnInfo struct {
 // QualifiedName is schema.table.
 func (t *TableInfo) QualifiedName() string { return t.Schema + "." + t.Name }
 
-func (t *TableInfo) prepare(expand func(string) []weightedTerm) {
+func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embeddings) {
 	t.nameA = analyze(t.Name, false)
 	t.nameExp, t.colExp = map[string]float64{}, map[string]float64{}
 	addExp := func(m map[string]float64, words []string) {
@@ -88,7 +90,8 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm) {
 		com.WriteString(c.Description)
 	}
 	t.comA = analyze(com.String(), true)
-	t.softName, t.softCols = softTableWords(t.nameA, t.colA)
+	t.softName, t.softCols = softTableWords(t.nameA, t.colA, emb)
+	t.softEmb = emb
 }
 
 // JoinEdge is one edge of the catalog join graph, oriented from the
@@ -138,6 +141,8 @@ type snapshot struct {
 	// expand is the vocabulary's identifier expansion applied to tables
 	// as they are loaded.
 	expand func(string) []weightedTerm
+	// emb are the word vectors softMatch's table words are resolved in.
+	emb *vocab.Embeddings
 
 	mu struct {
 		sync.Mutex
@@ -268,7 +273,7 @@ func (s *snapshot) tables(ctx context.Context, db *pgxpool.Pool, ids []int64) (m
 	if len(missing) == 0 {
 		return out, nil
 	}
-	loaded, err := loadTables(ctx, db, missing, s.expand)
+	loaded, err := loadTables(ctx, db, missing, s.expand, s.emb)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +291,7 @@ func (s *snapshot) tables(ctx context.Context, db *pgxpool.Pool, ids []int64) (m
 
 // loadTables reads tables with their columns. Column sample values come with
 // them because the SQL prompt shows them.
-func loadTables(ctx context.Context, db *pgxpool.Pool, ids []int64, expand func(string) []weightedTerm) (map[int64]*TableInfo, error) {
+func loadTables(ctx context.Context, db *pgxpool.Pool, ids []int64, expand func(string) []weightedTerm, emb *vocab.Embeddings) (map[int64]*TableInfo, error) {
 	rows, err := db.Query(ctx, `
 SELECT t.id, t.schema_name, t.table_name, t.kind, coalesce(t.comment, ''), coalesce(t.purpose, ''), t.est_rows,
        coalesce(array_agg(c.column_name ORDER BY c.position) FILTER (WHERE c.column_name IS NOT NULL), '{}'),
@@ -321,7 +326,7 @@ GROUP BY t.id`, ids)
 			}
 			t.Columns[i] = c
 		}
-		t.prepare(expand)
+		t.prepare(expand, emb)
 		out[t.ID] = t
 	}
 	if err := rows.Err(); err != nil {

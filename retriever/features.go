@@ -73,11 +73,30 @@ func (q *Query) setExpansions(lx *vocab.Lexicon, weight float64) {
 // match (or none) exists.
 func (q *Query) expMatch(s string, exact map[string]bool, schemaExp map[string]float64) float64 {
 	best := schemaExp[s]
-	for e, w := range q.exp[s] {
-		if exact[e] {
+	qe := q.exp[s]
+	if len(qe) <= len(exact)+len(schemaExp) {
+		for e, w := range qe {
+			if exact[e] {
+				best = max(best, w)
+			} else if v := schemaExp[e]; v > 0 {
+				best = max(best, w*v)
+			}
+		}
+		return best
+	}
+	// The same maximum, walked from the table's side: a word's WordNet
+	// expansions run to hundreds of stems, a table's to a few dozen, and
+	// this runs for every question word against every candidate.
+	for e, in := range exact {
+		if w, ok := qe[e]; ok && in {
 			best = max(best, w)
-		} else if v := schemaExp[e]; v > 0 {
-			best = max(best, w*v)
+		}
+	}
+	for e, v := range schemaExp {
+		if v > 0 && !exact[e] {
+			if w, ok := qe[e]; ok {
+				best = max(best, w*v)
+			}
 		}
 	}
 	return best
@@ -122,6 +141,14 @@ type Candidate struct {
 	// names of this table's schema-mates among all candidates cover;
 	// schemaBest marks the schema(s) covering most.
 	schemaCov, schemaBest float64
+	// stats is statsFor(statsQ, Table), kept by schemaCoverage for the
+	// windows that score this candidate next (a candidate sits in up to
+	// two overlapping windows, and statsFor is a fifth of a question's
+	// time). Written only while the list is built, before anything reads
+	// it concurrently (training validates members in parallel); a
+	// different query recomputes.
+	stats  *pairStats
+	statsQ *Query
 	// List-level evidence weighted by how rare a question word is among
 	// the candidates' names (idf over the list, so it means the same for
 	// 80 tables or 100,000): the table's own share (idfCov, idfName for
@@ -219,6 +246,15 @@ type pairStats struct {
 	covered           map[string]bool
 }
 
+// statsOf is statsFor(q, c.Table), from schemaCoverage's copy when it was
+// made for q.
+func (c *Candidate) statsOf(q *Query) pairStats {
+	if c.stats != nil && c.statsQ == q {
+		return *c.stats
+	}
+	return statsFor(q, c.Table)
+}
+
 func statsFor(q *Query, t *TableInfo) pairStats {
 	var st pairStats
 	st.covered = map[string]bool{}
@@ -277,7 +313,7 @@ func windowFeatures(q *Query, win []*Candidate) (pair [][]float64, thr []float64
 	nameAll := 0
 	top := 0
 	for i, c := range win {
-		stats[i] = statsFor(q, c.Table)
+		stats[i] = c.statsOf(q)
 		if c.S > win[top].S {
 			top = i
 		}
@@ -466,7 +502,9 @@ func schemaCoverage(q *Query, cands []*Candidate) {
 			m = map[string]bool{}
 			cov[q.group(c.Table)] = m
 		}
-		for s := range statsFor(q, c.Table).covered {
+		st := statsFor(q, c.Table)
+		c.stats, c.statsQ = &st, q
+		for s := range st.covered {
 			m[s] = true
 		}
 	}
@@ -646,7 +684,7 @@ func listIDF(q *Query, cands []*Candidate) {
 // reading RETRIEVE output.
 func reasonsFor(q *Query, c *Candidate) []string {
 	var rs []string
-	st := statsFor(q, c.Table)
+	st := c.statsOf(q)
 	if c.SLex >= 0.5 || st.nameCov > 0 || st.qColCov > 0 {
 		rs = append(rs, "lexical")
 	}
@@ -690,11 +728,19 @@ func softMatch(q *Query, t *TableInfo) (softName, softQName, softQCol float64) {
 	if q.emb == nil || len(qw) == 0 {
 		return 0, 0, 0
 	}
+	// Positions resolved at catalog load are valid only for the
+	// vectors they were resolved in.
+	byIndex := t.softEmb == q.emb
 	sim := func(a, b softWord) float64 {
 		if a.s == b.s {
 			return 1
 		}
-		v, _ := q.emb.Cosine(a.w, b.w)
+		var v float64
+		if byIndex {
+			v, _ = q.emb.CosineAt(a.v, b.v)
+		} else {
+			v, _ = q.emb.Cosine(a.w, b.w)
+		}
 		return max(v, 0)
 	}
 	name, cols := t.softName, t.softCols
@@ -719,12 +765,16 @@ func softMatch(q *Query, t *TableInfo) (softName, softQName, softQCol float64) {
 }
 
 // softWord is a word softMatch compares, with its stem (a literal stem
-// match counts 1 without a vector lookup).
-type softWord struct{ w, s string }
+// match counts 1 without a vector lookup) and its position in the word
+// vectors (-1: none, or not resolved).
+type softWord struct {
+	w, s string
+	v    int32
+}
 
 // softQuestionWords are q's distinct content words, generic identifier
 // words and numbers left out: the question side of softMatch, built once
-// per query rather than per candidate.
+// per query rather than per candidate (q.emb set first).
 func softQuestionWords(q *Query) []softWord {
 	var qw []softWord
 	seen := map[string]bool{}
@@ -734,7 +784,7 @@ func softQuestionWords(q *Query) []softWord {
 			continue
 		}
 		seen[s] = true
-		qw = append(qw, softWord{w, s})
+		qw = append(qw, softWord{w, s, q.emb.Index(w)})
 	}
 	return qw
 }
@@ -743,10 +793,10 @@ func softQuestionWords(q *Query) []softWord {
 // the distinct words of its non-key columns (a last word "id" or "key"
 // marks a key), generic identifier words left out. Built once per catalog
 // load (TableInfo.prepare).
-func softTableWords(name analyzed, cols []analyzed) (nameW, colW []softWord) {
+func softTableWords(name analyzed, cols []analyzed, emb *vocab.Embeddings) (nameW, colW []softWord) {
 	for i, s := range name.stems {
 		if !genericWords[s] {
-			nameW = append(nameW, softWord{name.words[i], s})
+			nameW = append(nameW, softWord{name.words[i], s, emb.Index(name.words[i])})
 		}
 	}
 	seen := map[string]bool{}
@@ -757,7 +807,7 @@ func softTableWords(name analyzed, cols []analyzed) (nameW, colW []softWord) {
 		for i, s := range a.stems {
 			if !genericWords[s] && !seen[s] {
 				seen[s] = true
-				colW = append(colW, softWord{a.words[i], s})
+				colW = append(colW, softWord{a.words[i], s, emb.Index(a.words[i])})
 			}
 		}
 	}

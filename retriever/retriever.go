@@ -438,7 +438,7 @@ func (r *Retriever) snapshot(ctx context.Context, version int64) (*snapshot, err
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g, expand: r.lexIndex.expand}
+	s := &snapshot{version: v, embedder: emb, dimension: dim, g: g, expand: r.lexIndex.expand, emb: r.vocab.Embeddings()}
 	s.mu.tables = map[int64]*TableInfo{}
 	r.snap.Store(s)
 	r.log.Debug("catalog snapshot loaded", "version", v, "embedder", emb, "join_edges", len(g.best))

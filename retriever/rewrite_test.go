@@ -9,7 +9,7 @@ import (
 func rewriteCandidates(tables ...*TableInfo) []*Candidate {
 	cands := make([]*Candidate, len(tables))
 	for i, t := range tables {
-		t.prepare(nil)
+		t.prepare(nil, nil)
 		cands[i] = &Candidate{Table: t, Rank: i + 1}
 	}
 	return cands

@@ -129,6 +129,7 @@ func Renumber(q *Query, cs []*Candidate) []*Candidate {
 		cc := *c
 		cc.Rank = i + 1
 		cc.schemaCov, cc.schemaBest = 0, 0
+		cc.stats, cc.statsQ = nil, nil
 		out[i] = &cc
 	}
 	schemaCoverage(q, out)

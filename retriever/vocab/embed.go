@@ -44,12 +44,25 @@ func ParseEmbeddings(r io.Reader) (*Embeddings, error) {
 // Cosine is the cosine similarity of a and b's vectors; ok is false when
 // either has none.
 func (e *Embeddings) Cosine(a, b string) (float64, bool) {
+	return e.CosineAt(e.Index(a), e.Index(b))
+}
+
+// Index is w's position for CosineAt, -1 when w has no vector. Callers that
+// compare the same words many times (a catalog's identifier words against
+// every question) resolve them once instead of hashing each word per pair.
+func (e *Embeddings) Index(w string) int32 {
 	if e == nil {
-		return 0, false
+		return -1
 	}
-	i, ok1 := e.index[a]
-	j, ok2 := e.index[b]
-	if !ok1 || !ok2 || e.norm[i] == 0 || e.norm[j] == 0 {
+	if i, ok := e.index[w]; ok && e.norm[i] != 0 {
+		return i
+	}
+	return -1
+}
+
+// CosineAt is Cosine by Index positions; ok is false when either is -1.
+func (e *Embeddings) CosineAt(i, j int32) (float64, bool) {
+	if e == nil || i < 0 || j < 0 {
 		return 0, false
 	}
 	va, vb := e.vec[int(i)*e.dim:int(i+1)*e.dim], e.vec[int(j)*e.dim:int(j+1)*e.dim]

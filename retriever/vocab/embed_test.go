@@ -79,3 +79,23 @@ func TestEmbeddedVectors(t *testing.T) {
 	require.Greater(t, near("client", "customer"), near("client", "stadium"))
 	require.Less(t, near("singer", "invoice"), 0.3)
 }
+
+// TestCosineAt: cosines by resolved position equal cosines by word, and a
+// word without a vector resolves to -1 (no cosine, never a panic).
+func TestCosineAt(t *testing.T) {
+	e := Default().Embeddings()
+	for _, p := range [][2]string{{"vocalist", "singer"}, {"client", "customer"}, {"singer", "invoice"}} {
+		want, ok := e.Cosine(p[0], p[1])
+		require.True(t, ok)
+		got, ok := e.CosineAt(e.Index(p[0]), e.Index(p[1]))
+		require.True(t, ok)
+		require.Equal(t, want, got)
+	}
+	require.Equal(t, int32(-1), e.Index("zzqxnotaword"))
+	_, ok := e.CosineAt(e.Index("zzqxnotaword"), e.Index("singer"))
+	require.False(t, ok)
+	var none *Embeddings
+	require.Equal(t, int32(-1), none.Index("singer"))
+	_, ok = none.CosineAt(0, 0)
+	require.False(t, ok)
+}
