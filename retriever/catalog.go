@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/atriumdb/atrium/retriever/vocab"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // TableInfo is what the retriever knows about one catalog table: enough to
