@@ -9,7 +9,14 @@
 // against the original benchmark's tables.json and questions alone (the
 // -plain directory), not against a run with its database dumps.
 //
-//	go run ./retriever/evaluate/renamed -bench ../shared/bench/spider -out /tmp/spider_ren -plain /tmp/spider_plain
+// With -comments the renamed copy is documented, as real databases with
+// terse identifiers often are: databases/<db_id>.sql creates its tables and
+// comments every table and column with its original name in words
+// (`COMMENT ON COLUMN "cust_cntry" IS 'customer country'`), and so is the
+// -plain copy (its comments repeat its names), so a scorer's use of
+// comments can be measured both where names are terse and where they are not.
+//
+//	go run ./retriever/evaluate/renamed -bench ../shared/bench/spider -out /tmp/spider_ren -plain /tmp/spider_plain [-comments]
 package main
 
 import (
@@ -21,7 +28,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/atriumdb/atrium/retriever/atrtrain"
 )
 
@@ -38,18 +48,19 @@ func main() {
 	out := flag.String("out", "", "directory to write the renamed tables.json and dev.json into (required)")
 	plain := flag.String("plain", "", "also write the original schemas and the same questions here, without database dumps, as the like-for-like reference (optional)")
 	seed := flag.Uint64("seed", 99, "renamer seed")
+	comments := flag.Bool("comments", false, "document the renamed copy: comment every table and column with its original name in words (databases/<db_id>.sql)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "renamed: -out is required")
 		os.Exit(2)
 	}
-	if err := run(*bench, *questions, *out, *plain, *seed); err != nil {
+	if err := run(*bench, *questions, *out, *plain, *seed, *comments); err != nil {
 		fmt.Fprintln(os.Stderr, "renamed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(benchDir, file, out, plain string, seed uint64) error {
+func run(benchDir, file, out, plain string, seed uint64, comments bool) error {
 	b, err := benchload.LoadBench(benchDir, file)
 	if err != nil {
 		return err
@@ -83,6 +94,14 @@ func run(benchDir, file, out, plain string, seed uint64) error {
 	if err := write(out, dbs, ren); err != nil {
 		return err
 	}
+	if comments {
+		for _, d := range dbs {
+			orig := b.DBs[strings.ToLower(strings.TrimSuffix(d.DBID, "_aug"))]
+			if err := writeDocumented(out, d, *orig); err != nil {
+				return err
+			}
+		}
+	}
 	if plain != "" {
 		odbs := make([]benchload.Database, 0, len(b.DBs))
 		for _, d := range dbs {
@@ -91,10 +110,60 @@ func run(benchDir, file, out, plain string, seed uint64) error {
 		if err := write(plain, odbs, orig); err != nil {
 			return err
 		}
+		if comments {
+			for _, d := range odbs {
+				if err := writeDocumented(plain, d, d); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	fmt.Fprintf(os.Stderr, "renamed: %d databases, %d questions (%d skipped: gold SQL unreadable)\n", len(dbs), len(ren), skipped)
 	return nil
 }
+
+// writeDocumented writes databases/<db_id>.sql for ren, a copy of orig
+// (renamed, or orig itself): its tables, and a comment on each table and
+// column carrying the original identifier's words. Columns correspond by
+// position.
+func writeDocumented(dir string, ren, orig benchload.Database) error {
+	ddl, err := benchload.SchemaDDL(ren)
+	if err != nil {
+		return err
+	}
+	var sb strings.Builder
+	sb.WriteString(ddl)
+	for i, t := range ren.TableNames {
+		if i < len(orig.TableNames) {
+			fmt.Fprintf(&sb, "COMMENT ON TABLE %s IS %s;\n", pgx.Identifier{strings.ToLower(t)}.Sanitize(), literal(ident.Words(orig.TableNames[i])))
+		}
+	}
+	done := map[string]bool{}
+	for i, cn := range ren.ColumnNames {
+		ti, _ := cn[0].(float64)
+		name, _ := cn[1].(string)
+		if ti < 0 || int(ti) >= len(ren.TableNames) || i >= len(orig.ColumnNames) {
+			continue
+		}
+		on, _ := orig.ColumnNames[i][1].(string)
+		target := pgx.Identifier{strings.ToLower(ren.TableNames[int(ti)]), strings.ToLower(name)}.Sanitize()
+		if done[target] {
+			continue // SchemaDDL keeps a table's first column of a name
+		}
+		done[target] = true
+		fmt.Fprintf(&sb, "COMMENT ON COLUMN %s IS %s;\n", target, literal(ident.Words(on)))
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "databases"), 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "databases", ren.DBID+".sql")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func write(dir string, dbs []benchload.Database, qs []entry) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -39,7 +39,7 @@ func TestRenamedBench(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(src, name), data, 0o644))
 	}
 	out, plain := filepath.Join(t.TempDir(), "ren"), filepath.Join(t.TempDir(), "plain")
-	require.NoError(t, run(src, "dev.json", out, plain, 7))
+	require.NoError(t, run(src, "dev.json", out, plain, 7, true))
 
 	orig, err := benchload.LoadBench(src, "dev.json")
 	require.NoError(t, err)
@@ -72,8 +72,8 @@ func TestRenamedBench(t *testing.T) {
 	// only by chance: at least the shape must hold, and one seed must
 	// give one result.
 	again := filepath.Join(t.TempDir(), "again")
-	require.NoError(t, run(src, "dev.json", again, "", 7))
-	for _, f := range []string{"tables.json", "dev.json"} {
+	require.NoError(t, run(src, "dev.json", again, "", 7, true))
+	for _, f := range []string{"tables.json", "dev.json", "databases/concert_singer_aug.sql"} {
 		a, err := os.ReadFile(filepath.Join(out, f))
 		require.NoError(t, err)
 		b, err := os.ReadFile(filepath.Join(again, f))
@@ -81,4 +81,19 @@ func TestRenamedBench(t *testing.T) {
 		require.Equal(t, string(a), string(b), f)
 	}
 	require.True(t, strings.HasSuffix(db.DBID, "_aug"))
+
+	// The documented copy comments each table and column with its
+	// original words, under its new name.
+	sql, err := os.ReadFile(filepath.Join(out, "databases", "concert_singer_aug.sql"))
+	require.NoError(t, err)
+	text := string(sql)
+	require.Contains(t, text, "CREATE TABLE")
+	for i, tn := range db.TableNames {
+		require.Contains(t, text, "COMMENT ON TABLE \""+strings.ToLower(tn)+"\" IS '"+[]string{"singer", "concert", "singer in concert"}[i]+"';")
+	}
+	require.Equal(t, 9, strings.Count(text, "COMMENT ON COLUMN"), text)
+	require.Contains(t, text, "IS 'singer id';")
+	sql, err = os.ReadFile(filepath.Join(plain, "databases", "concert_singer.sql"))
+	require.NoError(t, err)
+	require.Contains(t, string(sql), `COMMENT ON COLUMN "singer_in_concert"."concert_id" IS 'concert id';`)
 }
