@@ -578,8 +578,9 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 		return nil, fmt.Errorf("train: no training windows")
 	}
 	m := &retriever.LiteModel{Format: retriever.LiteFormat, PairFeatures: retriever.NumPairFeatures, ThreshFeatures: retriever.NumThreshFeatures, Hidden: cfg.Hidden}
-	m.PairMean, m.PairStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return w.Pair }, retriever.NumPairFeatures)
-	m.ThrMean, m.ThrStd = standardize(set.Train, func(w TrainWindow) [][]float64 { return [][]float64{w.Thr} }, retriever.NumThreshFeatures)
+	var constant []bool
+	m.PairMean, m.PairStd, constant = standardize(set.Train, func(w TrainWindow) [][]float64 { return w.Pair }, retriever.NumPairFeatures)
+	m.ThrMean, m.ThrStd, _ = standardize(set.Train, func(w TrainWindow) [][]float64 { return [][]float64{w.Thr} }, retriever.NumThreshFeatures)
 	m.ThrMean[0], m.ThrStd[0] = 0, 1 // the bias slot
 	for k := retriever.ThreshLogitSlot; k < retriever.ThreshLogitSlot+3; k++ {
 		m.ThrMean[k], m.ThrStd[k] = 0, 1 // logit slots, filled per window
@@ -591,6 +592,19 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 		m.W1[j] = make([]float64, retriever.NumPairFeatures)
 		for k := range m.W1[j] {
 			m.W1[j][k] = rng.NormFloat64() * scale
+		}
+	}
+	// A pair feature that never varies in the training windows (comment
+	// coverage, when no training schema has comments) is zero after
+	// standardising, so its weights learn nothing and would keep their
+	// random draw, adding noise wherever the feature does vary at
+	// inference. Zeroing them leaves training itself unchanged (the draw
+	// still happens, so the rest of the initialisation is the same).
+	for k, c := range constant {
+		if c {
+			for j := range m.W1 {
+				m.W1[j][k] = 0
+			}
 		}
 	}
 	m.B1 = make([]float64, cfg.Hidden)
@@ -851,7 +865,9 @@ func clone(m *retriever.LiteModel) *retriever.LiteModel {
 	return &c
 }
 
-func standardize(ws []TrainWindow, rows func(TrainWindow) [][]float64, n int) (mean, std []float64) {
+// standardize returns each slot's mean and standard deviation over the
+// windows' rows, and which slots never vary (their deviation is given as 1).
+func standardize(ws []TrainWindow, rows func(TrainWindow) [][]float64, n int) (mean, std []float64, constant []bool) {
 	mean = make([]float64, n)
 	std = make([]float64, n)
 	cnt := 0.0
@@ -874,13 +890,14 @@ func standardize(ws []TrainWindow, rows func(TrainWindow) [][]float64, n int) (m
 			}
 		}
 	}
+	constant = make([]bool, n)
 	for k := range std {
 		std[k] = math.Sqrt(std[k] / cnt)
 		if std[k] < 1e-9 {
-			std[k] = 1
+			std[k], constant[k] = 1, true
 		}
 	}
-	return mean, std
+	return mean, std, constant
 }
 
 // adam is the Adam optimiser over flat parameter slices.

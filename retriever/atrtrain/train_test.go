@@ -207,3 +207,37 @@ func TestAverageEpochs(t *testing.T) {
 	}
 	require.InDelta(t, e3.B2+2, m.B2, 1e-12)
 }
+
+// TestTrainZeroesConstantFeatures: a slot that never varies in training
+// (comment coverage over schemas without comments) gets no weight, so a
+// value it takes only at inference changes no logit; the slots that vary
+// train as before.
+func TestTrainZeroesConstantFeatures(t *testing.T) {
+	set := syntheticSet(1)
+	const slot = 9
+	for _, w := range set.Train {
+		for _, f := range w.Pair {
+			f[slot] = 0
+		}
+	}
+	m, err := Train(context.Background(), set, TrainConfig{Seed: 7, Epochs: 15})
+	require.NoError(t, err)
+	require.Equal(t, 1.0, m.PairStd[slot])
+	require.Zero(t, m.U[slot])
+	nonzero := 0
+	for j := range m.W1 {
+		require.Zero(t, m.W1[j][slot], "hidden unit %d", j)
+		if m.W1[j][4] != 0 {
+			nonzero++
+		}
+	}
+	require.Equal(t, len(m.W1), nonzero)
+	requireSeparates(t, m, set.Train[0])
+
+	x := make([]float64, retriever.NumPairFeatures)
+	h := make([]float64, m.Hidden)
+	row := append([]float64(nil), set.Train[0].Pair[0]...)
+	before := m.PairLogit(row, x, h)
+	row[slot] = 1
+	require.Equal(t, before, m.PairLogit(row, x, h))
+}
