@@ -89,9 +89,6 @@ func selectionCoverage(q *Query, sel []*Scored) float64 {
 		for st := range ownStems(s.Table) {
 			own[st] = true
 		}
-		for _, st := range s.Table.comA.stems {
-			own[st] = true
-		}
 		for _, v := range s.Values {
 			for _, st := range analyze(v.Value, true).stems {
 				own[st] = true

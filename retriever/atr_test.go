@@ -226,3 +226,92 @@ func TestCoverExpand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"products"}, names(ex))
 }
+
+// TestDocumentedTerseSchema: comments and descriptions count as the words a
+// table names, for the scorer's coverage features and for coverage
+// expansion; a table's own comment counts as its name does (step 13 of
+// docs/retrieval.md).
+func TestDocumentedTerseSchema(t *testing.T) {
+	cst := &TableInfo{ID: 1, Schema: "crm", Name: "cstmr", Comment: "Customers of the online shop",
+		Columns: []ColumnInfo{{Name: "cstmr_id"}, {Name: "cntry", Description: "country of residence"}}}
+	cst.prepare(nil, nil)
+	bare := &TableInfo{ID: 2, Schema: "crm", Name: "cstmr", Columns: []ColumnInfo{{Name: "cstmr_id"}, {Name: "cntry"}}}
+	bare.prepare(nil, nil)
+	q := newQuery("How many customers live in each country?", nil, nil)
+	st, plain := statsFor(q, cst), statsFor(q, bare)
+	require.Zero(t, plain.qColCov)
+	require.Greater(t, st.qColCov, 0.0)
+	require.True(t, st.covered[stem("customers")], "covered: %v", st.covered)
+	own := ownStems(cst)
+	for _, w := range []string{"country", "online"} {
+		require.True(t, own[stem(w)], "%s in %v", w, own)
+	}
+	title := cst.titleStems()
+	require.True(t, title[stem("customers")])
+	require.False(t, title[stem("country")], "a column's description is not the table's name")
+
+	// Coverage expansion: products carries color_code, yet the reference
+	// table documented as a list of colors is what the question's "color"
+	// names, though its own name (rc) says nothing.
+	mk := func(ti *TableInfo, margin float64) *Scored {
+		ti.prepare(nil, nil)
+		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(ti.ID)}, Logit: margin}
+	}
+	ranked := []*Scored{
+		mk(&TableInfo{ID: 1, Schema: "shop", Name: "products", Columns: []ColumnInfo{{Name: "product_id"}, {Name: "product_name"}, {Name: "color_code"}, {Name: "description"}}}, 1),
+		mk(&TableInfo{ID: 2, Schema: "shop", Name: "rc", Comment: "Reference list of colors", Columns: []ColumnInfo{{Name: "cd"}, {Name: "dscr"}}}, -0.5),
+	}
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	e := &JoinEdge{From: 1, To: 2, FromCols: []string{"color_code"}, ToCols: []string{"cd"}, Source: "foreign_key", Score: 1}
+	g.adj[1], g.adj[2] = []*JoinEdge{e}, []*JoinEdge{e}
+	g.best[[2]int64{1, 2}] = e
+	q = newQuery(`What is the color code and description of the product named "chervil"?`, nil, g)
+	off, zero, on := 99.0, 0.0, -1.0
+	cfg := ExpansionConfig{ExpandMargin: &zero, RestoreMargin: &off, RefineMargin: &off, CoverMargin: &on, CoverGain: 0.15}
+	ex, err := expand(q, ranked, 1, g, cfg.withDefaults(nil), func([]int64) (map[int64]*TableInfo, error) { return nil, nil })
+	require.NoError(t, err)
+	require.Len(t, ex.chosen, 2)
+	require.Equal(t, "rc", ex.chosen[1].Table.Name)
+	ranked[1].Table.Comment = ""
+	ranked[1].Table.prepare(nil, nil)
+	ex, err = expand(q, ranked, 1, g, cfg.withDefaults(nil), func([]int64) (map[int64]*TableInfo, error) { return nil, nil })
+	require.NoError(t, err)
+	require.Len(t, ex.chosen, 1, "undocumented, rc names nothing the question asks about")
+}
+
+// TestSpanningPathsPrefer: the spanning forest joins two preferred
+// (glossary-pinned) tables directly rather than through a third chosen
+// table, even by a key scored a little lower.
+func TestSpanningPathsPrefer(t *testing.T) {
+	info := map[int64]*TableInfo{
+		1: {ID: 1, Schema: "shop", Name: "customers"},
+		2: {ID: 2, Schema: "shop", Name: "addresses"},
+		3: {ID: 3, Schema: "shop", Name: "orders"},
+	}
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	for _, e := range []*JoinEdge{
+		{From: 2, To: 1, FromCols: []string{"customer_id"}, ToCols: []string{"customer_id"}, Source: "foreign_key", Score: 1},
+		{From: 3, To: 2, FromCols: []string{"shipping_address_id"}, ToCols: []string{"address_id"}, Source: "foreign_key", Score: 1},
+		{From: 3, To: 1, FromCols: []string{"customer_id"}, ToCols: []string{"customer_id"}, Source: "inferred", Score: 0.95},
+	} {
+		a, b := min(e.From, e.To), max(e.From, e.To)
+		g.adj[e.From] = append(g.adj[e.From], e)
+		g.adj[e.To] = append(g.adj[e.To], e)
+		g.best[[2]int64{a, b}] = e
+	}
+	in := map[int64]bool{1: true, 2: true, 3: true}
+	direct := func(paths []JoinPath) bool {
+		for _, p := range paths {
+			if p.From.Name == "orders" && p.To.Name == "customers" {
+				return true
+			}
+		}
+		return false
+	}
+	plain := spanningPaths(g, in, info, 0, nil)
+	require.Len(t, plain, 2)
+	require.False(t, direct(plain), "by score: %v", plain)
+	pref := spanningPaths(g, in, info, 0, map[int64]bool{1: true, 3: true})
+	require.Len(t, pref, 2)
+	require.True(t, direct(pref), "%v", pref)
+}

@@ -28,10 +28,16 @@ type TableInfo struct {
 	Columns []ColumnInfo
 
 	// Derived once when loaded; read-only afterwards.
-	nameA    analyzed
-	colA     []analyzed
+	nameA analyzed
+	colA  []analyzed
+	// colStems are the stems of the column names and of every comment and
+	// description documenting the table or its columns: a column named
+	// cust_cntry documented as "customer country" names both words.
 	colStems map[string]bool
 	comA     analyzed
+	// docA is the table's own comment and purpose, which describe the
+	// table as its name does.
+	docA analyzed
 	// nameExp and colExp are the stems the vocabulary expands the name's
 	// and the columns' identifier tokens to (cust → customer), with
 	// weights below 1.
@@ -91,6 +97,15 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 		com.WriteString(c.Description)
 	}
 	t.comA = analyze(com.String(), true)
+	// Documentation counts as the columns' words for every feature and
+	// coverage rule: real schemas with terse identifiers are often
+	// documented, and the scorer was trained on schemas without comments,
+	// so evidence that reaches it only through a comment-only slot would
+	// reach it untrained (docs/retrieval.md, step 13).
+	for _, s := range t.comA.stems {
+		t.colStems[s] = true
+	}
+	t.docA = analyze(t.Comment+" "+t.Purpose, true)
 	t.softName, t.softCols = softTableWords(t.nameA, t.colA, emb)
 	t.softEmb = emb
 }

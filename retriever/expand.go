@@ -273,18 +273,34 @@ func expand(q *Query, ranked []*Scored, selected int, g *graph, cfg ExpansionCon
 			ex.reason[best.Table.ID] = ReasonJoin
 		}
 	}
-	ex.paths = spanningPaths(g, in, ex.info, cfg.MinEdgeScore)
+	ex.paths = spanningPaths(g, in, ex.info, cfg.MinEdgeScore, nil)
 	return ex, nil
+}
+
+// titleStems are the stems of what says what the table is: its name and its
+// own comment.
+func (t *TableInfo) titleStems() map[string]bool {
+	if len(t.docA.stems) == 0 {
+		return t.nameA.set
+	}
+	m := make(map[string]bool, len(t.nameA.set)+len(t.docA.set))
+	for s := range t.nameA.set {
+		m[s] = true
+	}
+	for s := range t.docA.set {
+		m[s] = true
+	}
+	return m
 }
 
 // coverExpand adds up to budget candidates from rest that join a chosen
 // table and name question words no chosen table names (REAR expansion aimed
 // at multi-table questions), best coverage first, and returns how many it
 // added. A candidate's gain is the larger of two shares of the question's
-// content words: those its name and non-key columns carry and no chosen
-// table's do, and those its name carries and no chosen table's name does
-// (a chosen products table with a color_code column does not make a
-// ref_colors table redundant).
+// content words: those its name, non-key columns and comments carry and no
+// chosen table's do, and those its name or its own comment carries and no
+// chosen table's name or own comment does (a chosen products table with a
+// color_code column does not make a ref_colors table redundant).
 func coverExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *graph, cfg ExpansionConfig, okEdge func(*JoinEdge) bool, budget int) int {
 	var terms []string
 	for s := range q.content.set {
@@ -302,7 +318,7 @@ func coverExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 		for s := range ownStems(c.Table) {
 			covered[s] = true
 		}
-		for _, s := range c.Table.nameA.stems {
+		for s := range c.Table.titleStems() {
 			coveredN[s] = true
 		}
 	}
@@ -334,7 +350,7 @@ func coverExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 				if !covered[t] && c.own[t] {
 					n++
 				}
-				if !coveredN[t] && c.s.Table.nameA.set[t] {
+				if !coveredN[t] && (c.s.Table.nameA.set[t] || c.s.Table.docA.set[t]) {
 					nn++
 				}
 			}
@@ -353,7 +369,7 @@ func coverExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 		for s := range c.own {
 			covered[s] = true
 		}
-		for _, s := range c.s.Table.nameA.stems {
+		for s := range c.s.Table.titleStems() {
 			coveredN[s] = true
 		}
 		added++
@@ -485,15 +501,22 @@ func nearestOutside(g *graph, tree, in map[int64]bool, maxHops int, minScore flo
 }
 
 // spanningPaths picks a maximum-score spanning forest over the chosen tables
-// (Kruskal) and renders its edges as join paths.
-func spanningPaths(g *graph, in map[int64]bool, info map[int64]*TableInfo, minScore float64) []JoinPath {
+// (Kruskal) and renders its edges as join paths. Edges between two tables
+// of prefer come first: a glossary term's tables are joined directly where
+// a key joins them, not through a third chosen table (shop.orders to
+// shop.customers by customer_id, not by way of a shipping address).
+func spanningPaths(g *graph, in map[int64]bool, info map[int64]*TableInfo, minScore float64, prefer map[int64]bool) []JoinPath {
 	var edges []*JoinEdge
 	for key, e := range g.best {
 		if in[key[0]] && in[key[1]] && e.Score >= minScore {
 			edges = append(edges, e)
 		}
 	}
+	preferred := func(e *JoinEdge) bool { return prefer[e.From] && prefer[e.To] }
 	sort.Slice(edges, func(i, j int) bool {
+		if pi, pj := preferred(edges[i]), preferred(edges[j]); pi != pj {
+			return pi
+		}
 		if edges[i].Score != edges[j].Score {
 			return edges[i].Score > edges[j].Score
 		}

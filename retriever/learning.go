@@ -934,7 +934,9 @@ func (ev *learningEvidence) pinExact(atr *atrResult) {
 
 // keepPinned puts back the pinned tables expansion's refinement dropped,
 // and joins them: the join paths are recomputed over the final set, or the
-// prompt would show a glossary table with no way to join it.
+// prompt would show a glossary table with no way to join it, and
+// recomputed preferring direct joins between pinned tables whenever two or
+// more are chosen.
 func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool, g *graph, minEdgeScore float64) {
 	if len(pinned) == 0 {
 		return
@@ -954,7 +956,13 @@ func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool, g *graph, 
 			added = true
 		}
 	}
-	if !added {
+	npinned := 0
+	for id := range pinned {
+		if in[id] {
+			npinned++
+		}
+	}
+	if !added && npinned < 2 {
 		return
 	}
 	info := map[int64]*TableInfo{}
@@ -967,5 +975,5 @@ func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool, g *graph, 
 	for _, t := range ex.bridges {
 		info[t.ID] = t
 	}
-	ex.paths = spanningPaths(g, in, info, minEdgeScore)
+	ex.paths = spanningPaths(g, in, info, minEdgeScore, pinned)
 }
