@@ -1,0 +1,73 @@
+#!/bin/bash
+# Step 13 of docs/retrieval.md: the seven cross-validation folds' held-out
+# databases renamed word by word (retriever/evaluate/renamed) with and
+# without comments documenting the original names, and the original
+# schemas with and without the same comments, each scored by its fold's
+# step-11 ensemble (ens4_K.json, with the never-trained comment slot's
+# weights zeroed as the shipped file has them), abstention off, pooled over
+# the folds. Run from the root of a checkout with PostgreSQL and pgvector
+# (make test installs them); a few minutes per binary on 2 cores.
+#
+#   bash docs/experiments/issue10-step13/documented.sh OUTDIR [BINARY...]
+#
+# Each BINARY (default bin/atrium) prints one row per benchmark and wording:
+# P R CR F1 tables. Step 13 compared ee9a524's binary with the change's.
+set -eu
+out=${1:?usage: $0 OUTDIR [BINARY...]}
+shift
+bins=("$@")
+[ ${#bins[@]} -eq 0 ] && bins=(bin/atrium)
+here=$(cd "$(dirname "$0")" && pwd)
+bench=$(cd ../shared/bench && pwd)
+mkdir -p "$out"
+
+python3 - "$out" "$bench" "$here/../issue10-step11" <<'PY'
+import json, os, sys
+out, bench, ens = sys.argv[1:4]
+tabs = json.load(open(f'{bench}/spider/tables.json'))
+sp = json.load(open(f'{bench}/spider/train_spider.json'))
+sy = json.load(open(f'{bench}/spider-syn/train_spider.json'))
+dbs = sorted(set(q['db_id'] for q in sp))
+for k in range(7):
+    ho = {dbs[i] for i in range(len(dbs)) if i % 7 == (3 + k) % 7}
+    for name, qs in (('sp', sp), ('syn', sy)):
+        d = f'{out}/ho_{name}_{k}'
+        os.makedirs(d, exist_ok=True)
+        json.dump([t for t in tabs if t['db_id'] in ho], open(f'{d}/tables.json', 'w'))
+        json.dump([q for q in qs if q['db_id'] in ho], open(f'{d}/dev.json', 'w'))
+    m = json.load(open(f'{ens}/ens4_{k}.json'))
+    for mem in m['members']:
+        for row in mem['w1']:
+            row[9] = 0.0
+    json.dump(m, open(f'{out}/z_{k}.json', 'w'))
+PY
+
+# ren/pl: renamed and original schemas, no comments; doc/dpl: the same,
+# documented. (The renamer skips questions whose gold SQL no parser reads.)
+for k in 0 1 2 3 4 5 6; do
+  for s in sp syn; do
+    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/ren_${s}_$k" -plain "$out/pl_${s}_$k" 2>/dev/null
+    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/doc_${s}_$k" -plain "$out/dpl_${s}_$k" -comments 2>/dev/null
+  done
+done
+
+for b in "${bins[@]}"; do
+  for pre in pl dpl ren doc; do
+    for s in sp syn; do
+      for k in 0 1 2 3 4 5 6; do
+        "$b" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
+          grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
+        echo
+      done | python3 -c "
+import re, sys
+n, acc = 0, [0.0] * 5
+for l in sys.stdin:
+    q = int(re.search(r'(\d+) questions', l).group(1))
+    v = l.split('atr+expansion')[-1].split()[:5]
+    n += q
+    acc = [a + q * float(x) for a, x in zip(acc, v)]
+print('%-12s %-4s %-3s n=%d  ' % ('$(basename "$b")', '$pre', '$s', n) + ' '.join('%.3f' % (a / n) for a in acc))
+"
+    done
+  done
+done
