@@ -13,21 +13,7 @@ out=${1:?usage: $0 OUTDIR}
 bench=$(cd ../shared/bench && pwd)
 mkdir -p "$out"
 
-python3 - "$out" "$bench" <<'PY'
-import json, os, sys
-out, bench = sys.argv[1], sys.argv[2]
-tabs = json.load(open(f'{bench}/spider/tables.json'))
-sp = json.load(open(f'{bench}/spider/train_spider.json'))
-sy = json.load(open(f'{bench}/spider-syn/train_spider.json'))
-dbs = sorted(set(q['db_id'] for q in sp))
-for k in range(7):
-    ho = {dbs[i] for i in range(len(dbs)) if i % 7 == (3 + k) % 7}
-    for name, qs in (('sp', sp), ('syn', sy)):
-        d = f'{out}/ho_{name}_{k}'
-        os.makedirs(d, exist_ok=True)
-        json.dump([t for t in tabs if t['db_id'] in ho], open(f'{d}/tables.json', 'w'))
-        json.dump([q for q in qs if q['db_id'] in ho], open(f'{d}/dev.json', 'w'))
-PY
+python3 "$(dirname "$0")/folds.py" "$out" "$bench"
 
 cp retriever/vocab/data/learned.tsv "$out/learned.shipped"
 trap 'cp "$out/learned.shipped" retriever/vocab/data/learned.tsv' EXIT

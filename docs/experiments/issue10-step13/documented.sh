@@ -21,20 +21,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 bench=$(cd ../shared/bench && pwd)
 mkdir -p "$out"
 
-python3 - "$out" "$bench" "$here/../issue10-step11" <<'PY'
-import json, os, sys
-out, bench, ens = sys.argv[1:4]
-tabs = json.load(open(f'{bench}/spider/tables.json'))
-sp = json.load(open(f'{bench}/spider/train_spider.json'))
-sy = json.load(open(f'{bench}/spider-syn/train_spider.json'))
-dbs = sorted(set(q['db_id'] for q in sp))
+python3 "$here/../folds.py" "$out" "$bench"
+python3 - "$out" "$here/../issue10-step11" <<'PY'
+import json, sys
+out, ens = sys.argv[1:3]
 for k in range(7):
-    ho = {dbs[i] for i in range(len(dbs)) if i % 7 == (3 + k) % 7}
-    for name, qs in (('sp', sp), ('syn', sy)):
-        d = f'{out}/ho_{name}_{k}'
-        os.makedirs(d, exist_ok=True)
-        json.dump([t for t in tabs if t['db_id'] in ho], open(f'{d}/tables.json', 'w'))
-        json.dump([q for q in qs if q['db_id'] in ho], open(f'{d}/dev.json', 'w'))
     m = json.load(open(f'{ens}/ens4_{k}.json'))
     for mem in m['members']:
         for row in mem['w1']:
