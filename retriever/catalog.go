@@ -38,6 +38,8 @@ type TableInfo struct {
 	// docA is the table's own comment and purpose, which describe the
 	// table as its name does.
 	docA analyzed
+	// own is ownStems' answer, read-only once prepared.
+	own map[string]bool
 	// nameExp and colExp are the stems the vocabulary expands the name's
 	// and the columns' identifier tokens to (cust → customer), with
 	// weights below 1.
@@ -106,6 +108,7 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 		t.colStems[s] = true
 	}
 	t.docA = analyze(t.Comment+" "+t.Purpose, true)
+	t.own = buildOwnStems(t)
 	t.softName, t.softCols = softTableWords(t.nameA, t.colA, emb)
 	t.softEmb = emb
 }

@@ -531,6 +531,15 @@ func schemaCoverage(q *Query, cands []*Candidate) {
 // taken whole: a documented schema's comments on such columns did not hurt
 // where measured, docs/retrieval.md step 13.)
 func ownStems(t *TableInfo) map[string]bool {
+	if t.own != nil {
+		return t.own
+	}
+	return buildOwnStems(t)
+}
+
+// buildOwnStems computes ownStems; prepare keeps its result, as retrieval
+// asks for it per candidate and query.
+func buildOwnStems(t *TableInfo) map[string]bool {
 	own := map[string]bool{}
 	for _, s := range t.nameA.stems {
 		own[s] = true
