@@ -46,7 +46,7 @@ func main() {
 	bench := flag.String("bench", "../shared/bench/spider", "Spider-format benchmark directory (tables.json and the questions file)")
 	questions := flag.String("questions", "dev.json", "questions file of -bench")
 	out := flag.String("out", "", "directory to write the renamed tables.json and dev.json into (required)")
-	plain := flag.String("plain", "", "also write the original schemas and the same questions here, without database dumps, as the like-for-like reference (optional)")
+	plain := flag.String("plain", "", "also write the original schemas and the same questions here, without rows (documented alike with -comments), as the like-for-like reference (optional)")
 	seed := flag.Uint64("seed", 99, "renamer seed")
 	comments := flag.Bool("comments", false, "document the renamed copy: comment every table and column with its original name in words (databases/<db_id>.sql)")
 	flag.Parse()
