@@ -96,6 +96,10 @@ func tableTerms(s string, expand func(word string) []weightedTerm) []indexTerm {
 type weightedTerm struct {
 	term   string
 	weight float64
+	// part marks a word of the identifier token itself, which PostgreSQL
+	// folded run together (customername → customer, name): the table's
+	// analysis reads the token as these words.
+	part bool
 }
 
 // lexIndexSQL reads what the index needs of every table in one pass.
@@ -402,19 +406,36 @@ func questionTerms(q *Query, lx *vocab.Lexicon, expandWeight float64) []queryTer
 	return out
 }
 
-// identifierExpander is the index-time expansion of identifier tokens
-// (cust → customer) by lx, at the lexicon's weights.
+// identifierExpander is the index-time expansion of identifier tokens by
+// lx: the words of a run-together token (customername → customer, name; see
+// vocab.Lexicon.Segment) at segmentWeight, then the full words an
+// abbreviation stands for (cust → customer) at the lexicon's weights, the
+// token's own or its parts' (custcntry → customer, country).
 func identifierExpander(lx *vocab.Lexicon) func(string) []weightedTerm {
 	if lx == nil {
 		return nil
 	}
 	return func(tok string) []weightedTerm {
 		var out []weightedTerm
-		for _, e := range lx.ExpandIdentifier(tok) {
-			for _, part := range ident.Split(e.Term) {
-				out = append(out, weightedTerm{term: part, weight: e.Weight})
+		abbrev := func(tok string, scale float64) {
+			for _, e := range lx.ExpandIdentifier(tok) {
+				for _, part := range ident.Split(e.Term) {
+					out = append(out, weightedTerm{term: part, weight: scale * e.Weight})
+				}
 			}
+		}
+		parts := lx.Segment(tok)
+		for _, p := range parts {
+			out = append(out, weightedTerm{term: p, weight: segmentWeight, part: true})
+		}
+		abbrev(tok, 1)
+		for _, p := range parts {
+			abbrev(p, segmentWeight)
 		}
 		return out
 	}
 }
+
+// segmentWeight is the index weight of a word recovered from a run-together
+// token: nearly a word of the name, but the split is a guess.
+const segmentWeight = 0.9

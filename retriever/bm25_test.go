@@ -50,6 +50,32 @@ func TestBM25FExpandsIdentifiers(t *testing.T) {
 	require.Equal(t, []int64{3, 1}, top, "exact names first, the abbreviated table second, hr never")
 }
 
+// Identifiers PostgreSQL folded from unquoted camelCase (customerorders,
+// custcntry) are read as their words, in the index and in the table's
+// analysis, while names that are words stay whole.
+func TestFoldedIdentifiers(t *testing.T) {
+	lx := vocab.Default()
+	tables := map[int64][numFields]string{
+		1: {"customerorders", "orderid custcntry orderamount", "", ""},
+		2: {"employees", "empid deptname", "", ""},
+		3: {"countrylanguage", "countrycode language", "", ""},
+	}
+	ix := testIndex(lx, tables)
+	q := newQuery("Which customers placed orders in each country?", nil, nil)
+	require.Equal(t, int64(1), ix.top(ix.score(questionTerms(q, lx, 0.5)), 3)[0])
+
+	exp := identifierExpander(lx)
+	ti := &TableInfo{ID: 1, Schema: "public", Name: "customerorders", Columns: []ColumnInfo{{Name: "orderid"}, {Name: "custcntry"}, {Name: "singer"}}}
+	ti.prepare(exp, lx.Embeddings())
+	require.Equal(t, []string{"customer", "orders"}, ti.nameA.words)
+	require.Equal(t, []string{"order", "id"}, ti.colA[0].words)
+	require.Equal(t, []string{"cust", "cntry"}, ti.colA[1].words)
+	require.Equal(t, []string{"singer"}, ti.colA[2].words)
+	require.Greater(t, ti.colExp[stem("country")], 0.0, "the parts' abbreviations expand too")
+	st := statsFor(newQuery("How many orders per customer?", nil, nil), ti)
+	require.True(t, st.covered[stem("customer")] && st.covered[stem("orders")], "covered: %v", st.covered)
+}
+
 // Question-side expansions reach schema words the question does not use,
 // weighted below the exact word.
 func TestQuestionTermsExpand(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/atriumdb/atrium/internal/ident"
 	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
@@ -66,7 +67,7 @@ type ColumnInfo struct {
 func (t *TableInfo) QualifiedName() string { return t.Schema + "." + t.Name }
 
 func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embeddings) {
-	t.nameA = analyze(t.Name, false)
+	t.nameA = analyzeWords(identWords(t.Name, expand), false, nil)
 	t.nameExp, t.colExp = map[string]float64{}, map[string]float64{}
 	addExp := func(m map[string]float64, words []string) {
 		if expand == nil {
@@ -88,7 +89,7 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 	com.WriteString(" ")
 	com.WriteString(t.Purpose)
 	for i, c := range t.Columns {
-		t.colA[i] = analyze(c.Name, false)
+		t.colA[i] = analyzeWords(identWords(c.Name, expand), false, nil)
 		addExp(t.colExp, t.colA[i].words)
 		for _, s := range t.colA[i].stems {
 			t.colStems[s] = true
@@ -111,6 +112,28 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 	t.own = buildOwnStems(t)
 	t.softName, t.softCols = softTableWords(t.nameA, t.colA, emb)
 	t.softEmb = emb
+}
+
+// identWords splits an identifier into words, reading a token PostgreSQL
+// folded run together (customername) as the words expand recovers from it.
+func identWords(name string, expand func(string) []weightedTerm) []string {
+	words := ident.Split(name)
+	if expand == nil {
+		return words
+	}
+	out := words[:0:0]
+	for _, w := range words {
+		n := len(out)
+		for _, e := range expand(w) {
+			if e.part {
+				out = append(out, e.term)
+			}
+		}
+		if len(out) == n {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // JoinEdge is one edge of the catalog join graph, oriented from the
