@@ -80,7 +80,8 @@ type renamer struct {
 }
 
 func newRenamer(lex *vocab.Lexicon) *renamer {
-	rn := &renamer{lex: lex, syn: map[string][]string{}, abb: map[string][]string{}, renameWord: 0.5, concat: 0.15}
+	d := DefaultRenameOptions(0)
+	rn := &renamer{lex: lex, syn: map[string][]string{}, abb: map[string][]string{}, renameWord: d.RenameWord, concat: d.Concat}
 	src := vocab.EmbeddedSources()
 	// learned.tsv: question word, schema word it replaced, times, total.
 	readTSV(src.Learned, func(f []string) {
@@ -223,9 +224,12 @@ func (rn *renamer) variant(db *benchload.Database, rng *rand.Rand) *schemaVarian
 	return v
 }
 
-// buildVariants renames every database of ids (deterministic for a seed).
-func buildVariants(bench *benchload.Bench, ids []string, seed uint64) map[string]*schemaVariant {
-	rn := newRenamer(vocab.Default())
+// buildVariants renames every database of ids (deterministic for a seed)
+// with rn, the training renamer when nil.
+func buildVariants(bench *benchload.Bench, ids []string, seed uint64, rn *renamer) map[string]*schemaVariant {
+	if rn == nil {
+		rn = newRenamer(vocab.Default())
+	}
 	sorted := append([]string(nil), ids...)
 	sort.Strings(sorted)
 	rng := rand.New(rand.NewPCG(seed, 0xa11a5))
@@ -244,7 +248,7 @@ func buildVariants(bench *benchload.Bench, ids []string, seed uint64) map[string
 // training database behind pool (through a tables.json of their own, so
 // benchload builds their DDL as it does the originals').
 func loadVariants(ctx context.Context, pool *pgxpool.Pool, bench *benchload.Bench, ids []string, seed uint64, log *slog.Logger) (map[string]*schemaVariant, error) {
-	variants := buildVariants(bench, ids, seed)
+	variants := buildVariants(bench, ids, seed, nil)
 	dir, err := os.MkdirTemp("", "atrium-train-aug-")
 	if err != nil {
 		return nil, fmt.Errorf("augment schemas: %w", err)
@@ -275,18 +279,35 @@ func loadVariants(ctx context.Context, pool *pgxpool.Pool, bench *benchload.Benc
 	return variants, nil
 }
 
+// RenameOptions are RenameBench's renamer settings.
+type RenameOptions struct {
+	Seed uint64
+	// RenameWord is the chance that an identifier word is replaced by a
+	// synonym or an abbreviation, Concat the chance that an identifier's
+	// words are run together (customer_name → customername, what
+	// PostgreSQL keeps of an unquoted customerName).
+	RenameWord, Concat float64
+}
+
+// DefaultRenameOptions are the settings of --augment-schemas.
+func DefaultRenameOptions(seed uint64) RenameOptions {
+	return RenameOptions{Seed: seed, RenameWord: 0.5, Concat: 0.15}
+}
+
 // RenameBench renames every database of bench with the renamer of
-// --augment-schemas (deterministic for a seed): a schema worded unlike the
-// one its questions were written against, for measuring how a scorer
-// holds up on names it was not shaped on. It returns the renamed copies
-// (db_id with the "_aug" suffix) and a map from each original
-// "schema.table" to the copy's.
-func RenameBench(bench *benchload.Bench, seed uint64) ([]benchload.Database, map[string]string) {
+// --augment-schemas, at o's settings (deterministic for a seed): a schema
+// worded unlike the one its questions were written against, for measuring
+// how a scorer holds up on names it was not shaped on. It returns the
+// renamed copies (db_id with the "_aug" suffix) and a map from each
+// original "schema.table" to the copy's.
+func RenameBench(bench *benchload.Bench, o RenameOptions) ([]benchload.Database, map[string]string) {
 	ids := make([]string, 0, len(bench.DBs))
 	for id := range bench.DBs {
 		ids = append(ids, id)
 	}
-	variants := buildVariants(bench, ids, seed)
+	rn := newRenamer(vocab.Default())
+	rn.renameWord, rn.concat = o.RenameWord, o.Concat
+	variants := buildVariants(bench, ids, o.Seed, rn)
 	keys := make([]string, 0, len(variants))
 	for k := range variants {
 		keys = append(keys, k)

@@ -49,23 +49,31 @@ func main() {
 	plain := flag.String("plain", "", "also write the original schemas and the same questions here, without rows (documented alike with -comments), as the like-for-like reference (optional)")
 	seed := flag.Uint64("seed", 99, "renamer seed")
 	comments := flag.Bool("comments", false, "document the renamed copy: comment every table and column with its original name in words (databases/<db_id>.sql)")
+	d := atrtrain.DefaultRenameOptions(0)
+	renameWord := flag.Float64("rename-words", d.RenameWord, "chance that an identifier word is replaced by a synonym or an abbreviation (0 keeps every word)")
+	concat := flag.Float64("concat", d.Concat, "chance that an identifier's words are run together (1 with -rename-words 0: every identifier as PostgreSQL folds an unquoted camelCase one, customerName → customername)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "renamed: -out is required")
 		os.Exit(2)
 	}
-	if err := run(*bench, *questions, *out, *plain, *seed, *comments); err != nil {
+	if *renameWord < 0 || *renameWord > 1 || *concat < 0 || *concat > 1 {
+		fmt.Fprintln(os.Stderr, "renamed: -rename-words and -concat are chances between 0 and 1")
+		os.Exit(2)
+	}
+	o := atrtrain.RenameOptions{Seed: *seed, RenameWord: *renameWord, Concat: *concat}
+	if err := run(*bench, *questions, *out, *plain, o, *comments); err != nil {
 		fmt.Fprintln(os.Stderr, "renamed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(benchDir, file, out, plain string, seed uint64, comments bool) error {
+func run(benchDir, file, out, plain string, o atrtrain.RenameOptions, comments bool) error {
 	b, err := benchload.LoadBench(benchDir, file)
 	if err != nil {
 		return err
 	}
-	dbs, tables := atrtrain.RenameBench(b, seed)
+	dbs, tables := atrtrain.RenameBench(b, o)
 	ren := make([]entry, 0, len(b.Questions))
 	orig := make([]entry, 0, len(b.Questions))
 	skipped := 0

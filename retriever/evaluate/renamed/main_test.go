@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/retriever/atrtrain"
 )
 
 // TestRenamedBench: every question keeps its wording and its gold tables,
@@ -39,7 +40,7 @@ func TestRenamedBench(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(src, name), data, 0o644))
 	}
 	out, plain := filepath.Join(t.TempDir(), "ren"), filepath.Join(t.TempDir(), "plain")
-	require.NoError(t, run(src, "dev.json", out, plain, 7, true))
+	require.NoError(t, run(src, "dev.json", out, plain, atrtrain.DefaultRenameOptions(7), true))
 
 	orig, err := benchload.LoadBench(src, "dev.json")
 	require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestRenamedBench(t *testing.T) {
 	// only by chance: at least the shape must hold, and one seed must
 	// give one result.
 	again := filepath.Join(t.TempDir(), "again")
-	require.NoError(t, run(src, "dev.json", again, "", 7, true))
+	require.NoError(t, run(src, "dev.json", again, "", atrtrain.DefaultRenameOptions(7), true))
 	for _, f := range []string{"tables.json", "dev.json", "databases/concert_singer_aug.sql"} {
 		a, err := os.ReadFile(filepath.Join(out, f))
 		require.NoError(t, err)
