@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -424,6 +425,16 @@ func (s *syncer) scorePair(ctx context.Context, schema string, c, u *joinColumn)
 	if !subset {
 		return joinEdge{}, false, nil
 	}
+	// Small integers are a subset of every serial key that numbers as many
+	// rows (a rating 1..5 of warehouse_id 1..6, a department_id of
+	// tax_rate_id): integer values alone do not show a reference, and the
+	// builtin embedder's name similarity of two *_id columns is mostly
+	// their shared "id". Such a pair, unless its names agree, needs a word
+	// of the column's name in the key's table or column name
+	// (shipping_address → addresses.address_id).
+	if exact == 0 && integers(c.values) && integers(u.values) && !shareNameWord(c, u) {
+		return joinEdge{}, false, nil
+	}
 	// With c ⊆ u, Jaccard(c, u) = |c| / |u| over whole columns. A side read
 	// whole is counted exactly; otherwise pg_stats' estimate (or the row
 	// estimate of a unique column) stands in, and the samples only when
@@ -463,6 +474,36 @@ func (s *syncer) scorePair(ctx context.Context, schema string, c, u *joinColumn)
 			"from_sampled": len(c.values), "to_sampled": len(u.values), "no_rows": noRows,
 		},
 	}, true, nil
+}
+
+// integers reports whether vals, a non-empty sample, are all integers.
+func integers(vals map[string]struct{}) bool {
+	for v := range vals {
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return false
+		}
+	}
+	return len(vals) > 0
+}
+
+// keyWords are the words that say a column is a key, not what it keys.
+var keyWords = map[string]bool{"id": true, "key": true, "code": true, "no": true, "num": true, "number": true, "fk": true, "ref": true, "pk": true}
+
+// shareNameWord reports whether c's name and u's table or column name
+// share a stem other than a key word.
+func shareNameWord(c, u *joinColumn) bool {
+	words := map[string]bool{}
+	for _, s := range []string{u.table, u.name} {
+		for _, w := range ident.Split(s) {
+			words[stem(w)] = true
+		}
+	}
+	for _, w := range ident.Split(c.name) {
+		if st := stem(w); !keyWords[st] && words[st] {
+			return true
+		}
+	}
+	return false
 }
 
 // preferEdge reports whether a should stand for a 1:1 join over its

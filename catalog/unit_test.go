@@ -3,9 +3,12 @@ package catalog
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/internal/ident"
 )
 
 func TestBuiltinEmbedderContract(t *testing.T) {
@@ -86,4 +89,36 @@ func TestSampleQueryRepeatable(t *testing.T) {
 	r.RelTuples = 500 // small: read from the start, no sampling
 	sql, _ = sampleQuery(r, lim)
 	require.NotContains(t, sql, "TABLESAMPLE")
+}
+
+// TestScorePairSmallIntegers: a column of small integers is a subset of any
+// serial key as long, so without a name in common it references nothing
+// (the sample database's reviews.rating was joined to warehouse_id); a
+// column naming the key's table still does, and so do text values.
+func TestScorePairSmallIntegers(t *testing.T) {
+	s := &syncer{}
+	set := func(vs ...string) map[string]struct{} {
+		m := map[string]struct{}{}
+		for _, v := range vs {
+			m[v] = struct{}{}
+		}
+		return m
+	}
+	col := func(table, name string, unique bool, vs ...string) *joinColumn {
+		c := &joinColumn{table: table, name: name, unique: unique, pk: unique, complete: true, values: set(vs...)}
+		c.norm = strings.Join(ident.Split(name), "")
+		c.qual = strings.ReplaceAll(qualifiedName(table, name), "_", "")
+		return c
+	}
+	key := col("warehouses", "warehouse_id", true, "1", "2", "3", "4", "5", "6")
+	_, ok, err := s.scorePair(context.Background(), "shop", col("reviews", "rating", false, "1", "3", "5"), key)
+	require.NoError(t, err)
+	require.False(t, ok, "ratings are no warehouses")
+	_, ok, err = s.scorePair(context.Background(), "shop", col("stock", "source_warehouse", false, "1", "3"), key)
+	require.NoError(t, err)
+	require.True(t, ok, "the name says which key")
+	codes := col("currencies", "iso", true, "EUR", "USD", "GBP")
+	_, ok, err = s.scorePair(context.Background(), "shop", col("prices", "unit", false, "EUR", "USD"), codes)
+	require.NoError(t, err)
+	require.True(t, ok, "a subset of distinct text codes is evidence of its own")
 }
