@@ -68,6 +68,7 @@ func TestFoldedIdentifiers(t *testing.T) {
 	ti := &TableInfo{ID: 1, Schema: "public", Name: "customerorders", Columns: []ColumnInfo{{Name: "orderid"}, {Name: "custcntry"}, {Name: "singer"}}}
 	ti.prepare(exp, lx.Embeddings())
 	require.Equal(t, []string{"customer", "orders"}, ti.nameA.words)
+	require.True(t, ti.nameA.set[stem("customerorders")], "the token stays an alias: a question may repeat it")
 	require.Equal(t, []string{"order", "id"}, ti.colA[0].words)
 	require.Equal(t, []string{"cust", "cntry"}, ti.colA[1].words)
 	require.Equal(t, []string{"singer"}, ti.colA[2].words)

@@ -67,7 +67,7 @@ type ColumnInfo struct {
 func (t *TableInfo) QualifiedName() string { return t.Schema + "." + t.Name }
 
 func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embeddings) {
-	t.nameA = analyzeWords(identWords(t.Name, expand), false, nil)
+	t.nameA = analyzeIdent(t.Name, expand)
 	t.nameExp, t.colExp = map[string]float64{}, map[string]float64{}
 	addExp := func(m map[string]float64, words []string) {
 		if expand == nil {
@@ -89,9 +89,9 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 	com.WriteString(" ")
 	com.WriteString(t.Purpose)
 	for i, c := range t.Columns {
-		t.colA[i] = analyzeWords(identWords(c.Name, expand), false, nil)
+		t.colA[i] = analyzeIdent(c.Name, expand)
 		addExp(t.colExp, t.colA[i].words)
-		for _, s := range t.colA[i].stems {
+		for s := range t.colA[i].set {
 			t.colStems[s] = true
 		}
 		com.WriteString(" ")
@@ -114,14 +114,18 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 	t.softEmb = emb
 }
 
-// identWords splits an identifier into words, reading a token PostgreSQL
-// folded run together (customername) as the words expand recovers from it.
-func identWords(name string, expand func(string) []weightedTerm) []string {
+// analyzeIdent analyzes an identifier, reading a token PostgreSQL folded
+// run together (customername) as the words expand recovers from it. The
+// token's own stem stays in the set as an alias: a question that repeats
+// a jargon token the vocabulary happened to read as words (tubeban as
+// "tube ban") still matches it.
+func analyzeIdent(name string, expand func(string) []weightedTerm) analyzed {
 	words := ident.Split(name)
 	if expand == nil {
-		return words
+		return analyzeWords(words, false, nil)
 	}
 	out := words[:0:0]
+	var folded []string
 	for _, w := range words {
 		n := len(out)
 		for _, e := range expand(w) {
@@ -131,9 +135,15 @@ func identWords(name string, expand func(string) []weightedTerm) []string {
 		}
 		if len(out) == n {
 			out = append(out, w)
+		} else {
+			folded = append(folded, w)
 		}
 	}
-	return out
+	a := analyzeWords(out, false, nil)
+	for _, w := range folded {
+		a.set[stem(w)] = true
+	}
+	return a
 }
 
 // JoinEdge is one edge of the catalog join graph, oriented from the

@@ -541,14 +541,14 @@ func ownStems(t *TableInfo) map[string]bool {
 // asks for it per candidate and query.
 func buildOwnStems(t *TableInfo) map[string]bool {
 	own := map[string]bool{}
-	for _, s := range t.nameA.stems {
+	for s := range t.nameA.set {
 		own[s] = true
 	}
 	for _, a := range t.colA {
 		if n := len(a.words); n > 1 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
 			continue
 		}
-		for _, s := range a.stems {
+		for s := range a.set {
 			own[s] = true
 		}
 	}
