@@ -36,14 +36,15 @@ var joiners = map[string]bool{"id": true, "no": true, "of": true, "by": true, "t
 // its likeliest reading has a part that is no known word (temperaturef is
 // no "tempe ratu ref"; the f is unknown, so nil).
 //
-// Parts are vocabulary words of three letters or more that WordNet knows,
-// the joiners and abbreviations. Unknown parts are allowed while
-// splitting, at Norvig's cost for an unseen word (likelier the shorter it
-// is), so that a reading forced through rare words loses to the honest one
-// with an unknown part. A vocabulary word WordNet does not know (mostly
-// names and fragments: rankin, reid, lon) costs a little more than its rank
-// says and, like an unknown part, rejects the reading: a generated or
-// jargon token (kemilon) is no "kemi lon".
+// Parts are vocabulary words of three letters or more, the joiners and
+// abbreviations. Unknown parts are allowed while splitting, at Norvig's
+// cost for an unseen word (likelier the shorter it is), so that a reading
+// forced through rare words loses to the honest one with an unknown part. A
+// vocabulary word WordNet does not know (mostly names and fragments:
+// rankin, reid) costs more than its rank says; it is still a part, since
+// real identifiers use such words (high schooler). A generated or jargon
+// token may so be read as words it is not (tubeban as "tube ban"): the
+// retriever keeps the token itself beside its reading.
 func (l *Lexicon) Segment(token string) []string {
 	n := len(token)
 	if n < minSegmentToken || l.emb == nil || !asciiLower(token) || l.known(token) {
@@ -64,7 +65,7 @@ func (l *Lexicon) Segment(token string) []string {
 			c = math.Log((float64(r) + 1) * logN)
 			if l.words[l.Lemma(w)].pos == 0 {
 				if _, ok := l.abbrev[w]; !ok {
-					return c + nonLemmaCost, true
+					c += nonLemmaCost
 				}
 			}
 			return c, false
@@ -117,8 +118,7 @@ func (l *Lexicon) Segment(token string) []string {
 	return parts
 }
 
-// nonLemmaCost is added to a vocabulary word WordNet has no lemma for, so
-// that the search prefers a reading without one.
+// nonLemmaCost is added to a vocabulary word WordNet has no lemma for.
 const nonLemmaCost = 3
 
 // maxWordLen bounds the length of one part.
