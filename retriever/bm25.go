@@ -415,25 +415,52 @@ func identifierExpander(lx *vocab.Lexicon) func(string) []weightedTerm {
 	if lx == nil {
 		return nil
 	}
+	// A catalog repeats its identifier tokens (customer_id in every table
+	// that references customers) and a token Segment reads costs it a few
+	// microseconds: each distinct token is expanded once. Callers only
+	// read the slices.
+	var mu sync.Mutex
+	memo := map[string][]weightedTerm{}
 	return func(tok string) []weightedTerm {
-		var out []weightedTerm
-		abbrev := func(tok string, scale float64) {
-			for _, e := range lx.ExpandIdentifier(tok) {
-				for _, part := range ident.Split(e.Term) {
-					out = append(out, weightedTerm{term: part, weight: scale * e.Weight})
-				}
-			}
+		mu.Lock()
+		out, ok := memo[tok]
+		mu.Unlock()
+		if ok {
+			return out
 		}
-		parts := lx.Segment(tok)
-		for _, p := range parts {
-			out = append(out, weightedTerm{term: p, weight: segmentWeight, part: true})
+		out = expandIdentifier(lx, tok)
+		mu.Lock()
+		if len(memo) < maxExpandMemo {
+			memo[tok] = out
 		}
-		abbrev(tok, 1)
-		for _, p := range parts {
-			abbrev(p, segmentWeight)
-		}
+		mu.Unlock()
 		return out
 	}
+}
+
+// maxExpandMemo bounds identifierExpander's memo (distinct identifier
+// tokens; a catalog of 100,000 generated tables has about 20,000).
+const maxExpandMemo = 1 << 18
+
+// expandIdentifier is identifierExpander's expansion of one token.
+func expandIdentifier(lx *vocab.Lexicon, tok string) []weightedTerm {
+	var out []weightedTerm
+	abbrev := func(tok string, scale float64) {
+		for _, e := range lx.ExpandIdentifier(tok) {
+			for _, part := range ident.Split(e.Term) {
+				out = append(out, weightedTerm{term: part, weight: scale * e.Weight})
+			}
+		}
+	}
+	parts := lx.Segment(tok)
+	for _, p := range parts {
+		out = append(out, weightedTerm{term: p, weight: segmentWeight, part: true})
+	}
+	abbrev(tok, 1)
+	for _, p := range parts {
+		abbrev(p, segmentWeight)
+	}
+	return out
 }
 
 // segmentWeight is the index weight of a word recovered from a run-together
