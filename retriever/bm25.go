@@ -460,6 +460,11 @@ func expandIdentifier(lx *vocab.Lexicon, tok string) []weightedTerm {
 	for _, p := range parts {
 		abbrev(p, segmentWeight)
 	}
+	if len(out) == 0 {
+		for _, e := range lx.GuessAbbreviation(tok) {
+			out = append(out, weightedTerm{term: e.Term, weight: e.Weight})
+		}
+	}
 	return out
 }
 

@@ -156,6 +156,7 @@ type Lexicon struct {
 	nlemmas int
 	w       Weights
 	emb     *Embeddings
+	guess   guessIndex // built on the first GuessAbbreviation
 }
 
 // Sources are the data files of a Lexicon. A nil reader leaves that part
