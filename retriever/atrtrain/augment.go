@@ -77,6 +77,8 @@ type renamer struct {
 	// RenameWord is the chance that a word is replaced; Concat the chance
 	// that an identifier is written without separators.
 	renameWord, concat float64
+	// abbrevOnly replaces words by abbreviations only, never synonyms.
+	abbrevOnly bool
 }
 
 func newRenamer(lex *vocab.Lexicon) *renamer {
@@ -150,6 +152,9 @@ func (rn *renamer) rename(name string, rng *rand.Rand) string {
 			continue
 		}
 		syn, abb := rn.synonyms(w), rn.abb[w]
+		if rn.abbrevOnly {
+			syn = nil
+		}
 		switch {
 		case len(syn) > 0 && (len(abb) == 0 || rng.IntN(2) == 0):
 			words[i] = syn[rng.IntN(len(syn))]
@@ -287,6 +292,9 @@ type RenameOptions struct {
 	// words are run together (customer_name → customername, what
 	// PostgreSQL keeps of an unquoted customerName).
 	RenameWord, Concat float64
+	// AbbreviationsOnly replaces words by their identifier abbreviations
+	// (abbrev.tsv) only, never by synonyms.
+	AbbreviationsOnly bool
 }
 
 // DefaultRenameOptions are the settings of --augment-schemas.
@@ -306,7 +314,7 @@ func RenameBench(bench *benchload.Bench, o RenameOptions) ([]benchload.Database,
 		ids = append(ids, id)
 	}
 	rn := newRenamer(vocab.Default())
-	rn.renameWord, rn.concat = o.RenameWord, o.Concat
+	rn.renameWord, rn.concat, rn.abbrevOnly = o.RenameWord, o.Concat, o.AbbreviationsOnly
 	variants := buildVariants(bench, ids, o.Seed, rn)
 	keys := make([]string, 0, len(variants))
 	for k := range variants {

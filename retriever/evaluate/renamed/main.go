@@ -52,6 +52,7 @@ func main() {
 	d := atrtrain.DefaultRenameOptions(0)
 	renameWord := flag.Float64("rename-words", d.RenameWord, "chance that an identifier word is replaced by a synonym or an abbreviation (0 keeps every word)")
 	concat := flag.Float64("concat", d.Concat, "chance that an identifier's words are run together (1 with -rename-words 0: every identifier as PostgreSQL folds an unquoted camelCase one, customerName → customername)")
+	abbrevOnly := flag.Bool("abbreviations-only", false, "replace words by identifier abbreviations (abbrev.tsv) only, never by synonyms")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "renamed: -out is required")
@@ -61,7 +62,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "renamed: -rename-words and -concat are chances between 0 and 1")
 		os.Exit(2)
 	}
-	o := atrtrain.RenameOptions{Seed: *seed, RenameWord: *renameWord, Concat: *concat}
+	o := atrtrain.RenameOptions{Seed: *seed, RenameWord: *renameWord, Concat: *concat, AbbreviationsOnly: *abbrevOnly}
 	if err := run(*bench, *questions, *out, *plain, o, *comments); err != nil {
 		fmt.Fprintln(os.Stderr, "renamed:", err)
 		os.Exit(1)
