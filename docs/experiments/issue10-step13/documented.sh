@@ -18,20 +18,11 @@ shift
 bins=("$@")
 [ ${#bins[@]} -eq 0 ] && bins=(bin/atrium)
 here=$(cd "$(dirname "$0")" && pwd)
-bench=$(cd ../shared/bench && pwd)
 mkdir -p "$out"
 
-python3 "$here/../folds.py" "$out" "$bench"
-python3 - "$out" "$here/../issue10-step11" <<'PY'
-import json, sys
-out, ens = sys.argv[1:3]
-for k in range(7):
-    m = json.load(open(f'{ens}/ens4_{k}.json'))
-    for mem in m['members']:
-        for row in mem['w1']:
-            row[9] = 0.0
-    json.dump(m, open(f'{out}/z_{k}.json', 'w'))
-PY
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
+fold_setup "$out"
 
 # ren/pl: renamed and original schemas, no comments; doc/dpl: the same,
 # documented. (The renamer skips questions whose gold SQL no parser reads.)
@@ -43,22 +34,5 @@ for k in 0 1 2 3 4 5 6; do
 done
 
 for b in "${bins[@]}"; do
-  for pre in pl dpl ren doc; do
-    for s in sp syn; do
-      for k in 0 1 2 3 4 5 6; do
-        "$b" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
-          grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
-        echo
-      done | python3 -c "
-import re, sys
-n, acc = 0, [0.0] * 5
-for l in sys.stdin:
-    q = int(re.search(r'(\d+) questions', l).group(1))
-    v = l.split('atr+expansion')[-1].split()[:5]
-    n += q
-    acc = [a + q * float(x) for a, x in zip(acc, v)]
-print('%-12s %-4s %-3s n=%d  ' % ('$(basename "$b")', '$pre', '$s', n) + ' '.join('%.3f' % (a / n) for a in acc))
-"
-    done
-  done
+  fold_rows "$b" "$out" pl dpl ren doc
 done

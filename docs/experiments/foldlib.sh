@@ -1,0 +1,50 @@
+# Shared by the fold experiments of docs/retrieval.md (steps 13-15); source
+# it from the root of a checkout.
+#
+#   fold_setup OUTDIR   the seven folds' held-out benchmarks (folds.py) and
+#                       each fold's step-11 ensemble with slot 9 zeroed, as
+#                       the shipped weights have it (OUTDIR/z_K.json)
+#   fold_rows BINARY OUTDIR PREFIX...
+#                       for each PREFIX and wording (sp, syn), BINARY's
+#                       default pipeline on OUTDIR/PREFIX_WORDING_K, each fold
+#                       scored by its own ensemble, abstention off, pooled:
+#                       one row of P R CR F1 tables
+
+fold_setup() {
+  local out=$1 lib
+  lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  python3 "$lib/folds.py" "$out" "$(cd ../shared/bench && pwd)"
+  python3 - "$out" "$lib/issue10-step11" <<'PY'
+import json, sys
+out, ens = sys.argv[1:3]
+for k in range(7):
+    m = json.load(open(f'{ens}/ens4_{k}.json'))
+    for mem in m['members']:
+        for row in mem['w1']:
+            row[9] = 0.0
+    json.dump(m, open(f'{out}/z_{k}.json', 'w'))
+PY
+}
+
+fold_rows() {
+  local b=$1 out=$2 pre s k
+  shift 2
+  for pre in "$@"; do
+    for s in sp syn; do
+      for k in 0 1 2 3 4 5 6; do
+        "$b" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
+          grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
+        echo
+      done | python3 -c "
+import re, sys
+n, acc = 0, [0.0] * 5
+for l in sys.stdin:
+    q = int(re.search(r'(\d+) questions', l).group(1))
+    v = l.split('atr+expansion')[-1].split()[:5]
+    n += q
+    acc = [a + q * float(x) for a, x in zip(acc, v)]
+print('%-12s %-4s %-3s n=%d  ' % ('$(basename "$b")', '$pre', '$s', n) + ' '.join('%.3f' % (a / n) for a in acc))
+"
+    done
+  done
+}
