@@ -1,6 +1,8 @@
 # Shared by the fold experiments of docs/retrieval.md (steps 13-15); source
 # it from the root of a checkout.
 #
+#   fold_args "$@"     reads OUTDIR [BINARY...] into $out (created) and
+#                       $bins (default bin/atrium)
 #   fold_setup OUTDIR   the seven folds' held-out benchmarks (folds.py) and
 #                       each fold's step-11 ensemble with slot 9 zeroed, as
 #                       the shipped weights have it (OUTDIR/z_K.json)
@@ -9,6 +11,14 @@
 #                       default pipeline on OUTDIR/PREFIX_WORDING_K, each fold
 #                       scored by its own ensemble, abstention off, pooled:
 #                       one row of P R CR F1 tables
+
+fold_args() {
+  out=${1:?usage: $0 OUTDIR [BINARY...]}
+  shift
+  bins=("$@")
+  [ ${#bins[@]} -eq 0 ] && bins=(bin/atrium)
+  mkdir -p "$out"
+}
 
 fold_setup() {
   local out=$1 lib

@@ -13,15 +13,9 @@
 # Each BINARY (default bin/atrium) prints one row per benchmark and wording:
 # P R CR F1 tables. Step 13 compared ee9a524's binary with the change's.
 set -eu
-out=${1:?usage: $0 OUTDIR [BINARY...]}
-shift
-bins=("$@")
-[ ${#bins[@]} -eq 0 ] && bins=(bin/atrium)
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
-
 # shellcheck source=../foldlib.sh
-source "$here/../foldlib.sh"
+source "$(dirname "$0")/../foldlib.sh"
+fold_args "$@"
 fold_setup "$out"
 
 # ren/pl: renamed and original schemas, no comments; doc/dpl: the same,
