@@ -410,7 +410,9 @@ func questionTerms(q *Query, lx *vocab.Lexicon, expandWeight float64) []queryTer
 // lx: the words of a run-together token (customername → customer, name; see
 // vocab.Lexicon.Segment) at segmentWeight, then the full words an
 // abbreviation stands for (cust → customer) at the lexicon's weights, the
-// token's own or its parts' (custcntry → customer, country).
+// token's own or its parts' (custcntry → customer, country), and for a
+// token with none of these, the lexicon's guesses (bldg → building; see
+// vocab.Lexicon.GuessAbbreviation).
 func identifierExpander(lx *vocab.Lexicon) func(string) []weightedTerm {
 	if lx == nil {
 		return nil
