@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -314,4 +315,47 @@ func TestSpanningPathsPrefer(t *testing.T) {
 	pref := spanningPaths(g, in, info, 0, map[int64]bool{1: true, 3: true})
 	require.Len(t, pref, 2)
 	require.True(t, direct(pref), "%v", pref)
+}
+
+// TestJoinPathsShowEveryKey: the prompt shows every key among the chosen
+// tables, the spanning forest's first, each once: a second key between the
+// same two tables (departments.manager_id beside employees.department_id)
+// and a direct key the forest did not need.
+func TestJoinPathsShowEveryKey(t *testing.T) {
+	info := map[int64]*TableInfo{
+		1: {ID: 1, Schema: "hr", Name: "employees"},
+		2: {ID: 2, Schema: "hr", Name: "departments"},
+		3: {ID: 3, Schema: "hr", Name: "salaries"},
+		4: {ID: 4, Schema: "hr", Name: "jobs"},
+	}
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	for _, e := range []*JoinEdge{
+		{From: 2, To: 1, FromCols: []string{"manager_id"}, ToCols: []string{"employee_id"}, Source: "foreign_key", Score: 1},
+		{From: 1, To: 2, FromCols: []string{"department_id"}, ToCols: []string{"department_id"}, Source: "foreign_key", Score: 1},
+		{From: 3, To: 1, FromCols: []string{"employee_id"}, ToCols: []string{"employee_id"}, Source: "foreign_key", Score: 1},
+		{From: 3, To: 2, FromCols: []string{"department_id"}, ToCols: []string{"department_id"}, Source: "inferred", Score: 0.7},
+		{From: 1, To: 4, FromCols: []string{"job_id"}, ToCols: []string{"job_id"}, Source: "inferred", Score: 0.3},
+	} {
+		a, b := min(e.From, e.To), max(e.From, e.To)
+		g.adj[e.From] = append(g.adj[e.From], e)
+		g.adj[e.To] = append(g.adj[e.To], e)
+		if old := g.best[[2]int64{a, b}]; old == nil || e.Score > old.Score {
+			g.best[[2]int64{a, b}] = e
+		}
+	}
+	in := map[int64]bool{1: true, 2: true, 3: true, 4: true}
+	var got []string
+	for _, p := range joinPaths(g, in, info, 0.5, nil) {
+		got = append(got, p.String())
+	}
+	forest := spanningPaths(g, in, info, 0.5, nil)
+	require.Len(t, forest, 2)
+	require.Len(t, got, 4, "%v", got)
+	for i, p := range forest {
+		require.Equal(t, p.String(), got[i], "the forest first")
+	}
+	require.Contains(t, got, "hr.employees.department_id = hr.departments.department_id")
+	require.Contains(t, got, "hr.departments.manager_id = hr.employees.employee_id")
+	require.Contains(t, got, "hr.salaries.department_id = hr.departments.department_id")
+	require.NotContains(t, strings.Join(got, "; "), "jobs", "below the edge score floor")
 }

@@ -273,7 +273,7 @@ func expand(q *Query, ranked []*Scored, selected int, g *graph, cfg ExpansionCon
 			ex.reason[best.Table.ID] = ReasonJoin
 		}
 	}
-	ex.paths = spanningPaths(g, in, ex.info, cfg.MinEdgeScore, nil)
+	ex.paths = joinPaths(g, in, ex.info, cfg.MinEdgeScore, nil)
 	return ex, nil
 }
 
@@ -498,6 +498,58 @@ func nearestOutside(g *graph, tree, in map[int64]bool, maxHops int, minScore flo
 		frontier = next
 	}
 	return nil
+}
+
+// joinPaths are the join conditions shown for the chosen tables:
+// spanningPaths' forest first, then every other key among them scoring at
+// least minScore, best first. The SQL may use only the joins it is shown,
+// and the forest keeps one key per pair of tables and none that closes a
+// cycle: the average salary per department needs employees.department_id,
+// but the forest had joined departments to employees by manager_id; flights
+// need both the source and the destination airport's key.
+func joinPaths(g *graph, in map[int64]bool, info map[int64]*TableInfo, minScore float64, prefer map[int64]bool) []JoinPath {
+	out := spanningPaths(g, in, info, minScore, prefer)
+	type key struct {
+		from, to int64
+		fromCols string
+		toCols   string
+	}
+	keyOf := func(from, to int64, fc, tc []string) key {
+		return key{from, to, strings.Join(fc, ","), strings.Join(tc, ",")}
+	}
+	shown := map[key]bool{}
+	for _, p := range out {
+		shown[keyOf(p.From.ID, p.To.ID, p.FromCols, p.ToCols)] = true
+	}
+	var extra []*JoinEdge
+	for id := range in {
+		for _, e := range g.adj[id] {
+			if e.From != id || !in[e.To] || e.Score < minScore || info[e.From] == nil || info[e.To] == nil {
+				continue // each edge once, from its referencing side
+			}
+			if k := keyOf(e.From, e.To, e.FromCols, e.ToCols); !shown[k] {
+				shown[k] = true
+				extra = append(extra, e)
+			}
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		a, b := extra[i], extra[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		return strings.Join(a.FromCols, ",") < strings.Join(b.FromCols, ",")
+	})
+	for _, e := range extra {
+		out = append(out, JoinPath{From: info[e.From], To: info[e.To], FromCols: e.FromCols, ToCols: e.ToCols, Source: e.Source, Score: e.Score})
+	}
+	return out
 }
 
 // spanningPaths picks a maximum-score spanning forest over the chosen tables

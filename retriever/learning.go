@@ -975,5 +975,5 @@ func keepPinned(ex *expansion, atr *atrResult, pinned map[int64]bool, g *graph, 
 	for _, t := range ex.bridges {
 		info[t.ID] = t
 	}
-	ex.paths = spanningPaths(g, in, info, minEdgeScore, pinned)
+	ex.paths = joinPaths(g, in, info, minEdgeScore, pinned)
 }

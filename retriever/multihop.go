@@ -219,7 +219,7 @@ func (r *Retriever) multihop(ctx context.Context, p *prepared, ex *expansion) er
 	for _, t := range ex.bridges {
 		in[t.ID] = true
 	}
-	ex.paths = spanningPaths(p.snap.g, in, ex.info, r.cfg.Expansion.MinEdgeScore, nil)
+	ex.paths = joinPaths(p.snap.g, in, ex.info, r.cfg.Expansion.MinEdgeScore, nil)
 	return nil
 }
 

@@ -687,7 +687,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 		for _, s := range ex.chosen {
 			in[s.Table.ID] = true
 		}
-		ex.paths = spanningPaths(p.snap.g, in, ex.info, cfg.MinEdgeScore, nil)
+		ex.paths = joinPaths(p.snap.g, in, ex.info, cfg.MinEdgeScore, nil)
 	} else {
 		ex, err = expand(p.q, atr.Ranked, atr.Selected, p.snap.g, cfg, func(ids []int64) (map[int64]*TableInfo, error) {
 			return p.snap.tables(ctx, r.db, ids)
