@@ -289,17 +289,11 @@ func TestSpanningPathsPrefer(t *testing.T) {
 		2: {ID: 2, Schema: "shop", Name: "addresses"},
 		3: {ID: 3, Schema: "shop", Name: "orders"},
 	}
-	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
-	for _, e := range []*JoinEdge{
-		{From: 2, To: 1, FromCols: []string{"customer_id"}, ToCols: []string{"customer_id"}, Source: "foreign_key", Score: 1},
-		{From: 3, To: 2, FromCols: []string{"shipping_address_id"}, ToCols: []string{"address_id"}, Source: "foreign_key", Score: 1},
-		{From: 3, To: 1, FromCols: []string{"customer_id"}, ToCols: []string{"customer_id"}, Source: "inferred", Score: 0.95},
-	} {
-		a, b := min(e.From, e.To), max(e.From, e.To)
-		g.adj[e.From] = append(g.adj[e.From], e)
-		g.adj[e.To] = append(g.adj[e.To], e)
-		g.best[[2]int64{a, b}] = e
-	}
+	g := testGraph(
+		&JoinEdge{From: 2, To: 1, FromCols: []string{"customer_id"}, ToCols: []string{"customer_id"}, Source: "foreign_key", Score: 1},
+		&JoinEdge{From: 3, To: 2, FromCols: []string{"shipping_address_id"}, ToCols: []string{"address_id"}, Source: "foreign_key", Score: 1},
+		&JoinEdge{From: 3, To: 1, FromCols: []string{"customer_id"}, ToCols: []string{"customer_id"}, Source: "inferred", Score: 0.95},
+	)
 	in := map[int64]bool{1: true, 2: true, 3: true}
 	direct := func(paths []JoinPath) bool {
 		for _, p := range paths {
@@ -328,21 +322,13 @@ func TestJoinPathsShowEveryKey(t *testing.T) {
 		3: {ID: 3, Schema: "hr", Name: "salaries"},
 		4: {ID: 4, Schema: "hr", Name: "jobs"},
 	}
-	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
-	for _, e := range []*JoinEdge{
-		{From: 2, To: 1, FromCols: []string{"manager_id"}, ToCols: []string{"employee_id"}, Source: "foreign_key", Score: 1},
-		{From: 1, To: 2, FromCols: []string{"department_id"}, ToCols: []string{"department_id"}, Source: "foreign_key", Score: 1},
-		{From: 3, To: 1, FromCols: []string{"employee_id"}, ToCols: []string{"employee_id"}, Source: "foreign_key", Score: 1},
-		{From: 3, To: 2, FromCols: []string{"department_id"}, ToCols: []string{"department_id"}, Source: "inferred", Score: 0.7},
-		{From: 1, To: 4, FromCols: []string{"job_id"}, ToCols: []string{"job_id"}, Source: "inferred", Score: 0.3},
-	} {
-		a, b := min(e.From, e.To), max(e.From, e.To)
-		g.adj[e.From] = append(g.adj[e.From], e)
-		g.adj[e.To] = append(g.adj[e.To], e)
-		if old := g.best[[2]int64{a, b}]; old == nil || e.Score > old.Score {
-			g.best[[2]int64{a, b}] = e
-		}
-	}
+	g := testGraph(
+		&JoinEdge{From: 2, To: 1, FromCols: []string{"manager_id"}, ToCols: []string{"employee_id"}, Source: "foreign_key", Score: 1},
+		&JoinEdge{From: 1, To: 2, FromCols: []string{"department_id"}, ToCols: []string{"department_id"}, Source: "foreign_key", Score: 1},
+		&JoinEdge{From: 3, To: 1, FromCols: []string{"employee_id"}, ToCols: []string{"employee_id"}, Source: "foreign_key", Score: 1},
+		&JoinEdge{From: 3, To: 2, FromCols: []string{"department_id"}, ToCols: []string{"department_id"}, Source: "inferred", Score: 0.7},
+		&JoinEdge{From: 1, To: 4, FromCols: []string{"job_id"}, ToCols: []string{"job_id"}, Source: "inferred", Score: 0.3},
+	)
 	in := map[int64]bool{1: true, 2: true, 3: true, 4: true}
 	var got []string
 	for _, p := range joinPaths(g, in, info, 0.5, nil) {
@@ -358,4 +344,19 @@ func TestJoinPathsShowEveryKey(t *testing.T) {
 	require.Contains(t, got, "hr.departments.manager_id = hr.employees.employee_id")
 	require.Contains(t, got, "hr.salaries.department_id = hr.departments.department_id")
 	require.NotContains(t, strings.Join(got, "; "), "jobs", "below the edge score floor")
+}
+
+// testGraph builds a join graph of edges; between two tables the first of
+// the highest-scoring edges is the best.
+func testGraph(edges ...*JoinEdge) *graph {
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	for _, e := range edges {
+		g.adj[e.From] = append(g.adj[e.From], e)
+		g.adj[e.To] = append(g.adj[e.To], e)
+		k := [2]int64{min(e.From, e.To), max(e.From, e.To)}
+		if old := g.best[k]; old == nil || e.Score > old.Score {
+			g.best[k] = e
+		}
+	}
+	return g
 }
