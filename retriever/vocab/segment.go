@@ -21,12 +21,12 @@ const (
 )
 
 // joiners are the short words identifiers run between others (driver_id,
-// amount_paid_in_full, boys_or_girls, is_male): a split may use them, and
-// they cost no more than a top-50 word, since in identifiers they are that
-// common. Other stop words (did, for, not) are no part: "cardid" is no
-// "car did".
+// amount_paid_in_full, boys_or_girls, is_male, quantity_per_unit): a split
+// may use them, and they cost no more than a top-50 word, since in
+// identifiers they are that common. Other stop words (did, for, not) are no
+// part: "cardid" is no "car did".
 var joiners = map[string]bool{"id": true, "no": true, "of": true, "by": true, "to": true, "in": true,
-	"on": true, "at": true, "is": true, "or": true, "as": true, "and": true}
+	"on": true, "at": true, "is": true, "or": true, "as": true, "and": true, "per": true}
 
 // Segment splits token, a lower-case run of ASCII letters that is no word the
 // lexicon knows (customername, countrylanguage, custcntry), into the words

@@ -22,6 +22,8 @@ func TestSegment(t *testing.T) {
 		"custcntry":        "cust cntry",
 		"orderplaceddate":  "order placed date",
 		"amountpaidinfull": "amount paid in full",
+		"quantityperunit":  "quantity per unit", // not "quantity peru nit"
+		"postalcode":       "postal code",
 	} {
 		require.Equal(t, want, strings.Join(l.Segment(token), " "), token)
 	}
