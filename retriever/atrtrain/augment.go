@@ -81,9 +81,9 @@ type renamer struct {
 	abbrevOnly bool
 }
 
-func newRenamer(lex *vocab.Lexicon) *renamer {
-	d := DefaultRenameOptions(0)
-	rn := &renamer{lex: lex, syn: map[string][]string{}, abb: map[string][]string{}, renameWord: d.RenameWord, concat: d.Concat}
+func newRenamer(lex *vocab.Lexicon, o RenameOptions) *renamer {
+	rn := &renamer{lex: lex, syn: map[string][]string{}, abb: map[string][]string{},
+		renameWord: o.RenameWord, concat: o.Concat, abbrevOnly: o.AbbreviationsOnly}
 	src := vocab.EmbeddedSources()
 	// learned.tsv: question word, schema word it replaced, times, total.
 	readTSV(src.Learned, func(f []string) {
@@ -151,10 +151,11 @@ func (rn *renamer) rename(name string, rng *rand.Rand) string {
 		if len(w) < 3 || w == "id" || rng.Float64() >= rn.renameWord {
 			continue
 		}
-		syn, abb := rn.synonyms(w), rn.abb[w]
-		if rn.abbrevOnly {
-			syn = nil
+		var syn []string
+		if !rn.abbrevOnly {
+			syn = rn.synonyms(w)
 		}
+		abb := rn.abb[w]
 		switch {
 		case len(syn) > 0 && (len(abb) == 0 || rng.IntN(2) == 0):
 			words[i] = syn[rng.IntN(len(syn))]
@@ -229,12 +230,9 @@ func (rn *renamer) variant(db *benchload.Database, rng *rand.Rand) *schemaVarian
 	return v
 }
 
-// buildVariants renames every database of ids (deterministic for a seed)
-// with rn, the training renamer when nil.
+// buildVariants renames every database of ids with rn (deterministic for
+// a seed).
 func buildVariants(bench *benchload.Bench, ids []string, seed uint64, rn *renamer) map[string]*schemaVariant {
-	if rn == nil {
-		rn = newRenamer(vocab.Default())
-	}
 	sorted := append([]string(nil), ids...)
 	sort.Strings(sorted)
 	rng := rand.New(rand.NewPCG(seed, 0xa11a5))
@@ -253,7 +251,7 @@ func buildVariants(bench *benchload.Bench, ids []string, seed uint64, rn *rename
 // training database behind pool (through a tables.json of their own, so
 // benchload builds their DDL as it does the originals').
 func loadVariants(ctx context.Context, pool *pgxpool.Pool, bench *benchload.Bench, ids []string, seed uint64, log *slog.Logger) (map[string]*schemaVariant, error) {
-	variants := buildVariants(bench, ids, seed, nil)
+	variants := buildVariants(bench, ids, seed, newRenamer(vocab.Default(), DefaultRenameOptions(seed)))
 	dir, err := os.MkdirTemp("", "atrium-train-aug-")
 	if err != nil {
 		return nil, fmt.Errorf("augment schemas: %w", err)
@@ -313,9 +311,7 @@ func RenameBench(bench *benchload.Bench, o RenameOptions) ([]benchload.Database,
 	for id := range bench.DBs {
 		ids = append(ids, id)
 	}
-	rn := newRenamer(vocab.Default())
-	rn.renameWord, rn.concat, rn.abbrevOnly = o.RenameWord, o.Concat, o.AbbreviationsOnly
-	variants := buildVariants(bench, ids, o.Seed, rn)
+	variants := buildVariants(bench, ids, o.Seed, newRenamer(vocab.Default(), o))
 	keys := make([]string, 0, len(variants))
 	for k := range variants {
 		keys = append(keys, k)

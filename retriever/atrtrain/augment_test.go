@@ -31,7 +31,7 @@ func TestSchemaVariant(t *testing.T) {
 		ColumnTypes: []string{"text", "number", "text", "text", "text", "number", "number", "text", "text", "number", "number", "number", "number", "text", "number", "number"},
 		ForeignKeys: [][2]int{{11, 1}, {10, 6}, {9, 12}},
 	}
-	rn := newRenamer(vocab.Default())
+	rn := newRenamer(vocab.Default(), DefaultRenameOptions(0))
 	rn.renameWord = 1 // every word that can be renamed is
 	a := rn.variant(db, rand.New(rand.NewPCG(1, 2)))
 	b := rn.variant(db, rand.New(rand.NewPCG(1, 2)))
