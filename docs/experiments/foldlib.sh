@@ -6,6 +6,11 @@
 #   fold_setup OUTDIR   the seven folds' held-out benchmarks (folds.py) and
 #                       each fold's step-11 ensemble with slot 9 zeroed, as
 #                       the shipped weights have it (OUTDIR/z_K.json)
+#   fold_rename OUTDIR PREFIX PLAIN [FLAG...]
+#                       each fold's held-out benchmark, both wordings, through
+#                       retriever/evaluate/renamed with FLAGs into
+#                       OUTDIR/PREFIX_WORDING_K (and the original schemas into
+#                       OUTDIR/PLAIN_WORDING_K unless PLAIN is -)
 #   fold_rows BINARY OUTDIR PREFIX...
 #                       for each PREFIX and wording (sp, syn), BINARY's
 #                       default pipeline on OUTDIR/PREFIX_WORDING_K, each fold
@@ -34,6 +39,18 @@ for k in range(7):
             row[9] = 0.0
     json.dump(m, open(f'{out}/z_{k}.json', 'w'))
 PY
+}
+
+fold_rename() {
+  local out=$1 pre=$2 plain=$3 s k
+  shift 3
+  for k in 0 1 2 3 4 5 6; do
+    for s in sp syn; do
+      local pl=()
+      [ "$plain" = - ] || pl=(-plain "$out/${plain}_${s}_$k")
+      go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/${pre}_${s}_$k" "${pl[@]}" "$@" 2>/dev/null
+    done
+  done
 }
 
 fold_rows() {

@@ -20,12 +20,8 @@ fold_setup "$out"
 
 # ren/pl: renamed and original schemas, no comments; doc/dpl: the same,
 # documented. (The renamer skips questions whose gold SQL no parser reads.)
-for k in 0 1 2 3 4 5 6; do
-  for s in sp syn; do
-    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/ren_${s}_$k" -plain "$out/pl_${s}_$k" 2>/dev/null
-    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/doc_${s}_$k" -plain "$out/dpl_${s}_$k" -comments 2>/dev/null
-  done
-done
+fold_rename "$out" ren pl
+fold_rename "$out" doc dpl -comments
 
 for b in "${bins[@]}"; do
   fold_rows "$b" "$out" pl dpl ren doc

@@ -20,12 +20,8 @@ fold_setup "$out"
 
 # fold: every identifier run together; ren: renamed word by word; pl: the
 # original schemas (no dumps, like the others).
-for k in 0 1 2 3 4 5 6; do
-  for s in sp syn; do
-    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/fold_${s}_$k" -plain "$out/pl_${s}_$k" -rename-words 0 -concat 1 2>/dev/null
-    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/ren_${s}_$k" 2>/dev/null
-  done
-done
+fold_rename "$out" fold pl -rename-words 0 -concat 1
+fold_rename "$out" ren -
 
 for b in "${bins[@]}"; do
   fold_rows "$b" "$out" pl fold ren

@@ -19,12 +19,7 @@ source "$(dirname "$0")/../foldlib.sh"
 fold_args "$@"
 fold_setup "$out"
 
-for k in 0 1 2 3 4 5 6; do
-  for s in sp syn; do
-    go run ./retriever/evaluate/renamed -bench "$out/ho_${s}_$k" -out "$out/abbr_${s}_$k" -plain "$out/pl_${s}_$k" \
-      -rename-words 1 -abbreviations-only -concat 0 2>/dev/null
-  done
-done
+fold_rename "$out" abbr pl -rename-words 1 -abbreviations-only -concat 0
 
 for b in "${bins[@]}"; do
   fold_rows "$b" "$out" pl abbr
