@@ -206,3 +206,33 @@ func TestSampleQuestionsInOwnWords(t *testing.T) {
 		}
 	}
 }
+
+// A word that is both a column's and a value's: "marketing" names
+// shop.customers.marketing_opt_in and is the Marketing department, a job
+// family, an account and a course title. Every value hit used to be chosen
+// and then bridged to shop.customers, eleven tables in four schemas. Said
+// in lower case it is the column; capitalised it is the department.
+func TestSampleValueOrColumnWord(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pool, emb := sampleCatalog(ctx, t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+
+	res, err := r.Retrieve(ctx, "How many customers signed up for marketing e-mail?")
+	require.NoError(t, err)
+	require.Equal(t, []string{"shop.customers"}, chosenNames(res))
+
+	res, err = r.Retrieve(ctx, "Which employees work in Marketing?")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("chosen %v", got)
+	require.Contains(t, got, "hr.employees")
+	valued := false
+	for _, rt := range res.Tables {
+		if rt.Chosen && rt.Table.Schema == "hr" && len(rt.Values) > 0 {
+			valued = true
+		}
+	}
+	require.True(t, valued, "an hr table chosen on the value Marketing: %v", got)
+}

@@ -176,7 +176,7 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 // the lexical score, s = α·s_lex + (1−α)·s_sem, the best C kept.
 func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybridParams) []*Candidate {
 	cands := make([]*Candidate, 0, len(raws))
-	named := map[string]bool{}
+	named, colNamed := map[string]bool{}, map[string]bool{}
 	for _, rc := range raws {
 		if t := tables[rc.id]; t != nil {
 			for _, st := range t.nameA.stems {
@@ -185,15 +185,21 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 			for _, w := range ident.Split(t.Schema) {
 				named[stem(w)] = true
 			}
+			for _, c := range t.colA {
+				for _, st := range c.stems {
+					colNamed[st] = true
+				}
+			}
 		}
 	}
+	marked := markedWords(q.Text)
 	for _, rc := range raws {
 		t := tables[rc.id]
 		if t == nil {
 			continue
 		}
 		c := &Candidate{Table: t, LexRaw: rc.lex, SemRaw: rc.sem, Values: append([]ValueHit(nil), rc.values...)}
-		scoreValues(q, c, named)
+		scoreValues(q, c, valueWordFilter{named: named, colNamed: colNamed, marked: marked})
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
