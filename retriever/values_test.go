@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,4 +69,19 @@ func TestMarkedWords(t *testing.T) {
 	require.Equal(t, map[string]bool{"late": true, "delivery": true}, markedWords(`tickets tagged "late delivery"?`))
 	require.Empty(t, markedWords("Which customers opened the most tickets?"))
 	require.Empty(t, markedWords(""))
+}
+
+// markedWords reads any question text a client sends: it must not panic,
+// and whatever it marks is a lower-case word of the text.
+func FuzzMarkedWords(f *testing.F) {
+	for _, s := range []string{"Which employees work in Marketing?", `'unterminated "quote`, "'", "\"\"", "É Ü 'ß'", "\xff\xfe 'a'", "  ", "A B C"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for w := range markedWords(s) {
+			if w == "" || w != strings.ToLower(w) {
+				t.Fatalf("markedWords(%q) marked %q", s, w)
+			}
+		}
+	})
 }
