@@ -15,7 +15,8 @@
 #                       for each PREFIX and wording (sp, syn), BINARY's
 #                       default pipeline on OUTDIR/PREFIX_WORDING_K, each fold
 #                       scored by its own ensemble, abstention off, pooled:
-#                       one row of P R CR F1 tables
+#                       one row of P R CR F1 tables; a BINARY with %k in it
+#                       names one binary per fold (strict pairs, step 16)
 
 fold_args() {
   out=${1:?usage: $0 OUTDIR [BINARY...]}
@@ -59,7 +60,7 @@ fold_rows() {
   for pre in "$@"; do
     for s in sp syn; do
       for k in 0 1 2 3 4 5 6; do
-        "$b" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
+        "${b//%k/$k}" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
           grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
         echo
       done | python3 -c "

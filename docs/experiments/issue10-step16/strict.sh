@@ -10,7 +10,7 @@
 #
 #   bash docs/experiments/issue10-step16/strict.sh OUTDIR NAME
 #
-# Prints one row per wording: P R CR F1 tables.
+# Prints one row per wording: P R CR F1 tables (fold_rows, foldlib.sh).
 set -eu
 # shellcheck source=../foldlib.sh
 source "$(dirname "$0")/../foldlib.sh"
@@ -47,19 +47,4 @@ for k in 0 1 2 3 4 5 6; do
   cp "$d/g$k/learned.tsv" retriever/vocab/data/learned.tsv
   go build -o "$d/strict-$k" ./cmd/atrium
 done
-for s in sp syn; do
-  for k in 0 1 2 3 4 5 6; do
-    "$d/strict-$k" eval --bench "$out/ho_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
-      grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
-    echo
-  done | python3 -c "
-import re, sys
-n, acc = 0, [0.0] * 5
-for l in sys.stdin:
-    q = int(re.search(r'(\d+) questions', l).group(1))
-    v = l.split('atr+expansion')[-1].split()[:5]
-    n += q
-    acc = [a + q * float(x) for a, x in zip(acc, v)]
-print('%-10s strict %-3s n=%d  ' % ('$name', '$s', n) + ' '.join('%.3f' % (a / n) for a in acc))
-"
-done
+fold_rows "$d/strict-%k" "$out" ho
