@@ -25,11 +25,7 @@ import (
 // hr.jobs came in on value evidence ("Customer Support Agent") whose only
 // informative word, "support", names a schema; such words no longer count.
 func TestDemoQuestionSpansSchemas(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	pool, emb := sampleCatalog(ctx, t)
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
+	ctx, r, _ := sampleRetriever(t)
 	res, err := r.Retrieve(ctx, "Which customers opened the most support tickets about late deliveries?")
 	require.NoError(t, err)
 	got := chosenNames(res)
@@ -43,6 +39,18 @@ func TestDemoQuestionSpansSchemas(t *testing.T) {
 
 // sampleCatalog loads the bundled sample database (deploy/sample) into a
 // fresh database and syncs its catalog.
+// sampleRetriever is a retriever over the sample database's catalog, with a
+// context the test's end cancels.
+func sampleRetriever(t *testing.T) (context.Context, *Retriever, *pgxpool.Pool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	pool, emb := sampleCatalog(ctx, t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	return ctx, r, pool
+}
+
 func sampleCatalog(ctx context.Context, t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
 	t.Helper()
 	dsn := testdb.New(t, "vector", "pg_trgm")
@@ -74,11 +82,7 @@ func sampleCatalog(ctx context.Context, t *testing.T) (*pgxpool.Pool, catalog.Em
 // Issue 12's check: a question using a glossary term retrieves the term's
 // tables on the sample database, and lists the term.
 func TestSampleGlossaryTerm(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	pool, emb := sampleCatalog(ctx, t)
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
+	ctx, r, pool := sampleRetriever(t)
 	const q = "How many active customers do we have in Portugal?"
 	before, err := r.Retrieve(ctx, q)
 	require.NoError(t, err)
@@ -137,11 +141,7 @@ func TestSampleGlossaryTerm(t *testing.T) {
 // schemas were chosen. Relative time expressions are no schema evidence
 // (relativeTime); other wordings of the same filter must not matter.
 func TestDemoQuestionTimeWords(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	pool, emb := sampleCatalog(ctx, t)
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
+	ctx, r, _ := sampleRetriever(t)
 	for _, q := range []string{
 		"How many tickets did each support agent resolve last month?",
 		"How many tickets did each support agent resolve this year?",
@@ -171,11 +171,7 @@ func TestDemoQuestionTimeWords(t *testing.T) {
 // as the named tables they are (before it, the first and last questions
 // chose nothing at all, and the second nothing from shop).
 func TestSampleQuestionsInOwnWords(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	pool, emb := sampleCatalog(ctx, t)
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
+	ctx, r, _ := sampleRetriever(t)
 	for _, tc := range []struct {
 		question string
 		want     []string
@@ -213,11 +209,7 @@ func TestSampleQuestionsInOwnWords(t *testing.T) {
 // and then bridged to shop.customers, eleven tables in four schemas. Said
 // in lower case it is the column; capitalised it is the department.
 func TestSampleValueOrColumnWord(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	pool, emb := sampleCatalog(ctx, t)
-	r, err := New(pool, Config{}, Options{Embedder: emb})
-	require.NoError(t, err)
+	ctx, r, _ := sampleRetriever(t)
 
 	res, err := r.Retrieve(ctx, "How many customers signed up for marketing e-mail?")
 	require.NoError(t, err)
