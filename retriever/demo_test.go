@@ -228,3 +228,23 @@ func TestSampleValueOrColumnWord(t *testing.T) {
 	}
 	require.True(t, valued, "an hr table chosen on the value Marketing: %v", got)
 }
+
+// TestSampleGoodIsNoProduct: Spider-Syn says "goods" for products, and the
+// learned pair from it once read the adjective as a product too: "good
+// tickets" chose shop.products, shop.inventory and shop.cart_items beside
+// the support tables. The plural still means products.
+func TestSampleGoodIsNoProduct(t *testing.T) {
+	ctx, r, _ := sampleRetriever(t)
+	res, err := r.Retrieve(ctx, "How many good tickets were closed last week?")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("chosen %v", got)
+	require.Contains(t, got, "support.tickets")
+	for _, name := range got {
+		require.False(t, strings.HasPrefix(name, "shop."), "nothing from shop: %v", got)
+	}
+
+	res, err = r.Retrieve(ctx, "Which goods are out of stock?")
+	require.NoError(t, err)
+	require.Contains(t, chosenNames(res), "shop.products")
+}

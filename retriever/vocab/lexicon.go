@@ -20,6 +20,7 @@ import (
 	"embed"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -118,9 +119,12 @@ var embedded embed.FS
 // entry is one precomputed expansion, 12 bytes instead of Expansion's 40:
 // the WordNet extract has over half a million.
 type entry struct {
-	term   uint32 // index into Lexicon.terms
-	kind   uint8  // index into kinds
-	weight float32
+	term uint32 // index into Lexicon.terms
+	kind uint8  // index into kinds
+	// inflected: a learned pair mined only from inflected forms of the
+	// word, which does not apply to the word's base form (mine.Pair).
+	inflected bool
+	weight    float32
 }
 
 var kinds = [...]string{KindSynonym, KindHypernym, KindHyponym, KindDerivation, KindAttribute, KindLearned, KindAbbreviation}
@@ -217,11 +221,12 @@ func Default() *Lexicon {
 // word itself and its base form are never listed. word should be lower case.
 // The returned slice is the caller's.
 func (l *Lexicon) Expand(word string) []Expansion {
-	info := l.words[l.Lemma(word)]
+	base := l.Lemma(word)
+	info := l.words[base]
 	if info.lo == info.hi {
 		return nil
 	}
-	return l.expansions(info.span, word)
+	return l.expansions(info.span, word, base == word)
 }
 
 // ExpandIdentifier returns the full words an identifier token may abbreviate
@@ -233,14 +238,16 @@ func (l *Lexicon) ExpandIdentifier(token string) []Expansion {
 	if !ok {
 		return nil
 	}
-	return l.expansions(s, token)
+	return l.expansions(s, token, false)
 }
 
-func (l *Lexicon) expansions(s span, skip string) []Expansion {
+// expansions lists a span's entries but skip; bare leaves out the learned
+// pairs that apply only to inflected forms.
+func (l *Lexicon) expansions(s span, skip string, bare bool) []Expansion {
 	out := make([]Expansion, 0, s.hi-s.lo)
 	for _, e := range l.entries[s.lo:s.hi] {
 		t := l.terms[e.term]
-		if t == skip {
+		if t == skip || (bare && e.inflected) || slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == t }) {
 			continue
 		}
 		out = append(out, Expansion{Term: t, Weight: float64(e.weight), Kind: kinds[e.kind]})
@@ -286,6 +293,9 @@ func (l *Lexicon) Lemma(word string) string {
 	}
 	return w
 }
+
+// Adjective reports whether WordNet lists w (lower case) as an adjective.
+func (l *Lexicon) Adjective(w string) bool { return l.words[w].pos&posAdj != 0 }
 
 // preferBase returns the base of a word that is a lemma of its own when
 // the base serves retrieval better: the singular of a plural noun with

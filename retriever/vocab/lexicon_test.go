@@ -1,6 +1,9 @@
 package vocab
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"sort"
 	"strings"
 	"testing"
@@ -52,8 +55,40 @@ func TestExpandKnownPairs(t *testing.T) {
 	}
 }
 
+// TestExpandInflectedPair: Spider-Syn says "goods" for products, never
+// "good"; the adjective does not stand for a product, the plural does, and
+// a pair of a word that is no adjective applies to every form.
+func TestExpandInflectedPair(t *testing.T) {
+	l := Default()
+	require.Contains(t, terms(l.Expand("goods")), "product")
+	require.NotContains(t, terms(l.Expand("good")), "product", "a good recipe is no product")
+	require.Contains(t, terms(l.Expand("good")), "quality", "the base form keeps its other relations")
+	require.Contains(t, terms(l.Expand("athlete")), "gymnast", "seen only as athletes, but athlete is no adjective")
+
+	// A term reached both by an inflected-only pair and by another
+	// relation stays reachable from the base form through the other.
+	l2, err := Parse(Sources{
+		Morph:   gz(t, "L quick 4 1\nL fast 4 1\n"),
+		WordNet: gz(t, "quick\ts:fast:0\n"),
+		Learned: strings.NewReader("quick\tfast\t9\t9\tinflected\n"),
+	})
+	require.NoError(t, err)
+	require.Contains(t, terms(l2.Expand("quick")), "fast")
+	require.Len(t, l2.Expand("quick"), 1, "listed once")
+}
+
 // TestExpandContract checks the promises of Expand on many words: bounded,
 // sorted by weight, weights in (0,1), never the word or its base form.
+func gz(t *testing.T, s string) io.Reader {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	_, err := w.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return &b
+}
+
 func TestExpandContract(t *testing.T) {
 	l := Default()
 	for _, w := range []string{"course", "person", "singers", "city", "name", "run", "large", "customer", "good", "address"} {
@@ -128,6 +163,8 @@ func TestParseWithoutSources(t *testing.T) {
 func TestParseRejectsBadData(t *testing.T) {
 	_, err := Parse(Sources{Learned: strings.NewReader("a\tb\tx\t1\n")})
 	require.Error(t, err)
+	_, err = Parse(Sources{Learned: strings.NewReader("a\tb\t1\t1\tplural\n")})
+	require.Error(t, err, "an unknown flag")
 	_, err = Parse(Sources{Abbrev: strings.NewReader("a\tb\n")})
 	require.Error(t, err)
 	_, err = Parse(Sources{Morph: strings.NewReader("not gzip")})

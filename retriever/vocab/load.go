@@ -108,7 +108,9 @@ func (p *parser) finish(word string, lo int) span {
 		if n == MaxExpansions {
 			break
 		}
-		if l.terms[e.term] == word || slices.ContainsFunc(es[:n], func(k entry) bool { return k.term == e.term }) {
+		// An inflected-only learned pair and another relation to the
+		// same term are both kept: the base form still has the other.
+		if l.terms[e.term] == word || slices.ContainsFunc(es[:n], func(k entry) bool { return k.term == e.term && k.inflected == e.inflected }) {
 			continue
 		}
 		es[n] = e
@@ -236,14 +238,16 @@ func (p *parser) wordnetLine(line []byte) error {
 	return nil
 }
 
-// learnedLine reads "word<TAB>term<TAB>times<TAB>total".
+// learnedLine reads "word<TAB>term<TAB>times<TAB>total[<TAB>inflected]".
 func (p *parser) learnedLine(line []byte) error {
 	word, rest := field(line, '\t')
 	term, rest := field(rest, '\t')
-	nb, tb := field(rest, '\t')
+	nb, rest := field(rest, '\t')
+	tb, flag := field(rest, '\t')
 	n, err1 := atoi(nb)
 	total, err2 := atoi(tb)
-	if err1 != nil || err2 != nil || n < 1 || total < n || len(word) == 0 || len(term) == 0 {
+	if err1 != nil || err2 != nil || n < 1 || total < n || len(word) == 0 || len(term) == 0 ||
+		(flag != nil && string(flag) != "inflected") {
 		return fmt.Errorf("%w in %q", errSyntax, line)
 	}
 	w := p.l.w.learned(n, total)
@@ -251,7 +255,7 @@ func (p *parser) learnedLine(line []byte) error {
 		return nil
 	}
 	ws := string(word)
-	p.pending[ws] = append(p.pending[ws], entry{term: p.termID(term), kind: kindIndex(KindLearned), weight: float32(w)})
+	p.pending[ws] = append(p.pending[ws], entry{term: p.termID(term), kind: kindIndex(KindLearned), inflected: flag != nil, weight: float32(w)})
 	return nil
 }
 

@@ -86,7 +86,7 @@ func report(w io.Writer, lx *vocab.Lexicon, name string, qs []mine.Question, top
 		for _, s := range mine.Substitutions(lx.Lemma, q.Original, q.Question, &group) {
 			subs++
 			found := false
-			for _, e := range lx.Expand(s.Syn) {
+			for _, e := range lx.Expand(s.Form) {
 				if e.Term == s.Orig {
 					found = true
 					hit++

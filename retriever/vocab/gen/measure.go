@@ -61,7 +61,7 @@ func measure(w io.Writer, lexicons []namedLexicon, qs []synQuestion, dbs []spide
 			for _, s := range substitutions(nl.lx.Lemma, q.Original, q.Question, &group) {
 				subs++
 				groups[s.Group] = true
-				ex := nl.lx.Expand(s.Syn)
+				ex := nl.lx.Expand(s.Form)
 				subSize += len(ex)
 				for i, e := range ex {
 					if e.Term == s.Orig {
@@ -140,7 +140,7 @@ func missed(w io.Writer, lx *vocab.Lexicon, qs []synQuestion, n, f int) {
 		}
 		for _, s := range substitutions(lx.Lemma, q.Original, q.Question, &group) {
 			found := false
-			for _, e := range lx.Expand(s.Syn) {
+			for _, e := range lx.Expand(s.Form) {
 				if e.Term == s.Orig {
 					found = true
 				}

@@ -33,9 +33,16 @@ type Question struct {
 
 // Pair is a question word, the schema word it replaced, how often (N), and
 // how many substitutions the question word made in all (Total).
+// Inflected marks a pair whose question word can be an adjective and was
+// never seen in its base form: Spider-Syn says "goods" for products, and
+// the pair must not read the adjective ("a good recipe") as a product. The
+// inflection ("goods", "directed") is what settled the part of speech; a
+// word that is no adjective ("athletes", "children") means in its base
+// form what it means inflected.
 type Pair struct {
 	Syn, Orig string
 	N, Total  int
+	Inflected bool
 }
 
 // Pairs counts the substitutions of the questions of the databases keep
@@ -45,6 +52,7 @@ type Pair struct {
 // the same questions give the same pairs.
 func Pairs(wn *vocab.Lexicon, qs []Question, keep func(db string) bool) []Pair {
 	count := map[[2]string]int{}
+	bare := map[[2]string]bool{}
 	total := map[string]int{}
 	group := 0
 	for _, q := range qs {
@@ -52,7 +60,9 @@ func Pairs(wn *vocab.Lexicon, qs []Question, keep func(db string) bool) []Pair {
 			continue
 		}
 		for _, s := range Substitutions(wn.Lemma, q.Original, q.Question, &group) {
-			count[[2]string{s.Syn, s.Orig}]++
+			k := [2]string{s.Syn, s.Orig}
+			count[k]++
+			bare[k] = bare[k] || s.Form == s.Syn
 			total[s.Syn]++
 		}
 	}
@@ -61,7 +71,7 @@ func Pairs(wn *vocab.Lexicon, qs []Question, keep func(db string) bool) []Pair {
 		if n < 2 && !confirmed(wn, k[0], k[1]) {
 			continue
 		}
-		out = append(out, Pair{k[0], k[1], n, total[k[0]]})
+		out = append(out, Pair{k[0], k[1], n, total[k[0]], !bare[k] && wn.Adjective(k[0])})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -88,10 +98,14 @@ func confirmed(wn *vocab.Lexicon, syn, orig string) bool {
 // WriteTSV writes pairs in learned.tsv's format (vocab.Sources.Learned).
 func WriteTSV(w io.Writer, pairs []Pair) error {
 	var b strings.Builder
-	b.WriteString("# Learned from Spider-Syn training questions (never dev): <question word>\t<schema word it replaced>\t<times>\t<all replacements by the question word>.\n")
-	b.WriteString("# Kept when seen twice or more, or confirmed by WordNet. Base forms.\n")
+	b.WriteString("# Learned from Spider-Syn training questions (never dev): <question word>\t<schema word it replaced>\t<times>\t<all replacements by the question word>[\tinflected].\n")
+	b.WriteString("# Kept when seen twice or more, or confirmed by WordNet. Base forms; \"inflected\": the question word, which can be an adjective, was seen only inflected, and the pair does not apply to its base form.\n")
 	for _, p := range pairs {
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\n", p.Syn, p.Orig, p.N, p.Total)
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d", p.Syn, p.Orig, p.N, p.Total)
+		if p.Inflected {
+			b.WriteString("\tinflected")
+		}
+		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -170,11 +184,12 @@ func diff(a, b []string) []opcode {
 
 // Substitution is one schema word a Spider-Syn question replaced: Syn is
 // the question's word, Orig the schema word of the Spider original, both
-// base forms. Group numbers the changed block, so the words of a phrase
-// ("head office" for headquarters) share one.
+// base forms, and Form the question's word as written (lower case). Group
+// numbers the changed block, so the words of a phrase ("head office" for
+// headquarters) share one.
 type Substitution struct {
-	Syn, Orig string
-	Group     int
+	Syn, Orig, Form string
+	Group           int
 }
 
 // Substitutions aligns an original question and its Spider-Syn version and
@@ -189,11 +204,12 @@ func Substitutions(lemma func(string) string, orig, syn string, group *int) []Su
 		if StopOrNumber(s) || StopOrNumber(o) {
 			return
 		}
+		form := s
 		s, o = lemma(s), lemma(o)
 		if s == o {
 			return
 		}
-		out = append(out, Substitution{s, o, *group})
+		out = append(out, Substitution{s, o, form, *group})
 	}
 	for _, op := range diff(a, b) {
 		if op.equal {

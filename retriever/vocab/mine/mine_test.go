@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,6 +19,7 @@ func TestSubstitutions(t *testing.T) {
 		got = append(got, [2]string{s.Syn, s.Orig})
 	}
 	require.Equal(t, [][2]string{{"head", "headquarters"}, {"office", "headquarters"}, {"vocalists", "singers"}}, got)
+	require.Equal(t, "vocalists", subs[2].Form, "the word as written")
 	require.Equal(t, subs[0].Group, subs[1].Group, "a phrase shares its block")
 	require.NotEqual(t, subs[1].Group, subs[2].Group)
 }
@@ -71,4 +73,34 @@ func TestValidShift(t *testing.T) {
 	require.False(t, ValidShift(7, 7))
 	require.False(t, ValidShift(7, -1))
 	require.False(t, ValidShift(0, 1))
+}
+
+// TestPairsInflected: a pair whose question word can be an adjective and
+// was seen only inflected applies to the inflected forms alone ("goods",
+// not "good"); a noun seen only in the plural, or an adjective also seen in
+// its base form, is not marked.
+func TestPairsInflected(t *testing.T) {
+	wn := vocab.Default()
+	qs := []Question{
+		{DBID: "a", Original: "List all products", Question: "List all goods"},
+		{DBID: "a", Original: "Count the products", Question: "Count the goods"},
+		{DBID: "a", Original: "Show the singers", Question: "Show the vocalists"},
+		{DBID: "a", Original: "Show the singers", Question: "Show the vocalists"},
+		{DBID: "a", Original: "the quick singers", Question: "the fast singers"},
+		{DBID: "a", Original: "the quick ones", Question: "the faster ones"},
+	}
+	got := map[string]Pair{}
+	for _, p := range Pairs(wn, qs, func(string) bool { return true }) {
+		got[p.Syn+">"+p.Orig] = p
+	}
+	require.True(t, got["good>product"].Inflected, "%v", got)
+	require.False(t, got["vocalist>singer"].Inflected)
+	require.False(t, got["fast>quick"].Inflected, "seen as fast, too")
+
+	var b strings.Builder
+	require.NoError(t, WriteTSV(&b, []Pair{got["good>product"], got["vocalist>singer"]}))
+	require.Contains(t, b.String(), "good\tproduct\t2\t2\tinflected\n")
+	require.Contains(t, b.String(), "vocalist\tsinger\t2\t2\n")
+	_, err := vocab.Parse(vocab.Sources{Learned: strings.NewReader(b.String())})
+	require.NoError(t, err, "the vocabulary reads what WriteTSV writes")
 }
