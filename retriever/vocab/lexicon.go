@@ -245,11 +245,16 @@ func (l *Lexicon) ExpandIdentifier(token string) []Expansion {
 // pairs that apply only to inflected forms.
 func (l *Lexicon) expansions(s span, skip string, bare bool) []Expansion {
 	out := make([]Expansion, 0, s.hi-s.lo)
+	// An inflected-only pair may share its term with another relation
+	// (load.go keeps both); only then can a term repeat.
+	inflected := false
 	for _, e := range l.entries[s.lo:s.hi] {
 		t := l.terms[e.term]
-		if t == skip || (bare && e.inflected) || slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == t }) {
+		if t == skip || (bare && e.inflected) ||
+			(inflected && slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == t })) {
 			continue
 		}
+		inflected = inflected || e.inflected
 		out = append(out, Expansion{Term: t, Weight: float64(e.weight), Kind: kinds[e.kind]})
 	}
 	return out

@@ -75,6 +75,9 @@ func TestExpandInflectedPair(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, terms(l2.Expand("quick")), "fast")
 	require.Len(t, l2.Expand("quick"), 1, "listed once")
+	es := l2.Expand("quicker")
+	require.Len(t, es, 1, "the inflected form: the pair, once: %v", es)
+	require.Equal(t, KindLearned, es[0].Kind)
 }
 
 // TestExpandContract checks the promises of Expand on many words: bounded,
