@@ -248,3 +248,23 @@ func TestSampleGoodIsNoProduct(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, chosenNames(res), "shop.products")
 }
+
+// TestSamplePassingValueMention: "buyers" is one word of the course title
+// "Negotiation Skills for Buyers"; that passing mention chose
+// hr.training_courses for a question about customers' spending, and
+// bridged hr.course_enrollments to it. Capitalised, the course name is
+// still a value the question means.
+func TestSamplePassingValueMention(t *testing.T) {
+	ctx, r, _ := sampleRetriever(t)
+	res, err := r.Retrieve(ctx, "Who are the top 10 buyers by lifetime spend?")
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("chosen %v", got)
+	require.Contains(t, got, "shop.customers")
+	require.NotContains(t, got, "hr.training_courses")
+	require.NotContains(t, got, "hr.course_enrollments")
+
+	res, err = r.Retrieve(ctx, "Which employees took the Negotiation course?")
+	require.NoError(t, err)
+	require.Contains(t, chosenNames(res), "hr.training_courses")
+}

@@ -264,20 +264,27 @@ func markedWords(text string) map[string]bool {
 }
 
 // scoreValues fills a candidate's value evidence from its hits; hits with
-// no informative word in common (valueWordFilter.informative) are dropped.
+// no informative word in common (valueWordFilter.informative) are dropped,
+// and so are passing mentions: a value the question shares less than half
+// the words of, none of them marked (markedWords). Sampled rows hold long
+// titles and names, and one common word of them ("buyers" in the course
+// "Negotiation Skills for Buyers", "sales" in the job "Head of Sales") is
+// no sign the question means that row; of the 2,733 Spider training
+// literals a question mentions, 4 share less than half their words with
+// it, and 3 of those are quoted or capitalised.
 func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	kept := c.Values[:0]
 	c.valFull, c.valPart = 0, 0
 	for _, v := range c.Values {
 		m := matchValue(q, v.Value)
-		informative := false
+		informative, marked := false, false
 		for _, w := range ident.Split(v.Value) {
 			if f.informative(q, c.Table, w) {
 				informative = true
-				break
+				marked = marked || f.marked[w]
 			}
 		}
-		if !informative || m == 0 {
+		if !informative || m == 0 || (m < 0.5 && !marked) {
 			continue
 		}
 		v.Match = m

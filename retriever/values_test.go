@@ -62,6 +62,17 @@ func TestValueWordsReadAsColumns(t *testing.T) {
 	require.Empty(t, keptValues(t, "What is the average rating?"))
 }
 
+// TestPassingValueMention: a value the question shares less than half the
+// words of is no evidence unless the shared word is marked.
+func TestPassingValueMention(t *testing.T) {
+	// "advertising" is one word of three in "Marketing and advertising".
+	require.Empty(t, keptValues(t, "What did we spend on advertising?"))
+	require.Equal(t, map[string][]string{"finance.accounts": {"Marketing and advertising"}},
+		keptValues(t, "What did we spend on 'advertising'?"), "quoted")
+	require.Equal(t, map[string][]string{"finance.accounts": {"Marketing and advertising"}},
+		keptValues(t, "What did we spend on marketing and advertising?"), "all its words")
+}
+
 func TestMarkedWords(t *testing.T) {
 	require.Equal(t, map[string]bool{"marketing": true}, markedWords("Which employees work in Marketing?"))
 	require.Equal(t, map[string]bool{"tv": true, "lounge": true, "kyle": true},
