@@ -26,10 +26,7 @@ import (
 // informative word, "support", names a schema; such words no longer count.
 func TestDemoQuestionSpansSchemas(t *testing.T) {
 	ctx, r, _ := sampleRetriever(t)
-	res, err := r.Retrieve(ctx, "Which customers opened the most support tickets about late deliveries?")
-	require.NoError(t, err)
-	got := chosenNames(res)
-	t.Logf("chosen: %v", got)
+	got := chosenFor(ctx, t, r, "Which customers opened the most support tickets about late deliveries?")
 	require.Contains(t, got, "shop.customers")
 	require.Contains(t, got, "support.tickets")
 	for _, name := range got {
@@ -49,6 +46,16 @@ func sampleRetriever(t *testing.T) (context.Context, *Retriever, *pgxpool.Pool) 
 	r, err := New(pool, Config{}, Options{Embedder: emb})
 	require.NoError(t, err)
 	return ctx, r, pool
+}
+
+// chosenFor retrieves for q and returns the chosen tables' names, logged.
+func chosenFor(ctx context.Context, t *testing.T, r *Retriever, q string) []string {
+	t.Helper()
+	res, err := r.Retrieve(ctx, q)
+	require.NoError(t, err)
+	got := chosenNames(res)
+	t.Logf("%s\n  chosen: %v", q, got)
+	return got
 }
 
 func sampleCatalog(ctx context.Context, t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
@@ -235,18 +242,12 @@ func TestSampleValueOrColumnWord(t *testing.T) {
 // the support tables. The plural still means products.
 func TestSampleGoodIsNoProduct(t *testing.T) {
 	ctx, r, _ := sampleRetriever(t)
-	res, err := r.Retrieve(ctx, "How many good tickets were closed last week?")
-	require.NoError(t, err)
-	got := chosenNames(res)
-	t.Logf("chosen %v", got)
+	got := chosenFor(ctx, t, r, "How many good tickets were closed last week?")
 	require.Contains(t, got, "support.tickets")
 	for _, name := range got {
 		require.False(t, strings.HasPrefix(name, "shop."), "nothing from shop: %v", got)
 	}
-
-	res, err = r.Retrieve(ctx, "Which goods are out of stock?")
-	require.NoError(t, err)
-	require.Contains(t, chosenNames(res), "shop.products")
+	require.Contains(t, chosenFor(ctx, t, r, "Which goods are out of stock?"), "shop.products")
 }
 
 // TestSamplePassingValueMention: "buyers" is one word of the course title
@@ -256,15 +257,9 @@ func TestSampleGoodIsNoProduct(t *testing.T) {
 // still a value the question means.
 func TestSamplePassingValueMention(t *testing.T) {
 	ctx, r, _ := sampleRetriever(t)
-	res, err := r.Retrieve(ctx, "Who are the top 10 buyers by lifetime spend?")
-	require.NoError(t, err)
-	got := chosenNames(res)
-	t.Logf("chosen %v", got)
+	got := chosenFor(ctx, t, r, "Who are the top 10 buyers by lifetime spend?")
 	require.Contains(t, got, "shop.customers")
 	require.NotContains(t, got, "hr.training_courses")
 	require.NotContains(t, got, "hr.course_enrollments")
-
-	res, err = r.Retrieve(ctx, "Which employees took the Negotiation course?")
-	require.NoError(t, err)
-	require.Contains(t, chosenNames(res), "hr.training_courses")
+	require.Contains(t, chosenFor(ctx, t, r, "Which employees took the Negotiation course?"), "hr.training_courses")
 }
