@@ -218,8 +218,10 @@ func Default() *Lexicon {
 // Expand returns what a question word may stand for in a schema: WordNet
 // synonyms, hypernyms, hyponyms, derivations and attributes of its base form,
 // and learned associations, at most MaxExpansions, by decreasing weight. The
-// word itself and its base form are never listed. word should be lower case.
-// The returned slice is the caller's.
+// word itself and its base form are never listed. word should be lower case
+// and as the question writes it: a learned pair mined only from an
+// adjective's inflected forms ("goods") does not apply to its base form
+// ("good"). The returned slice is the caller's.
 func (l *Lexicon) Expand(word string) []Expansion {
 	base := l.Lemma(word)
 	info := l.words[base]
