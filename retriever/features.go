@@ -177,10 +177,10 @@ type ValueHit struct {
 	Match float64
 }
 
-// matchValue scores how much of value the question contains: the fraction of
-// the value's words that appear in the question.
-func matchValue(q *Query, value string) float64 {
-	ws := ident.Split(value)
+// matchValue scores how much of a value the question contains: the fraction
+// of the value's words (ws, ident.Split of the value) that appear in the
+// question.
+func matchValue(q *Query, ws []string) float64 {
 	if len(ws) == 0 {
 		return 0
 	}
@@ -210,8 +210,8 @@ type valueWordFilter struct {
 // "Customer Support Agent". A word that names a column of another candidate
 // is read as that column ("customers signed up for marketing e-mail" is
 // shop.customers.marketing_opt_in, not the Marketing department) unless t
-// names it too ("open tickets": tickets.opened_at and tickets.status
-// 'open') or the question marks it as a value: quoted, or capitalised
+// names it too, in its name, a column or a comment ("open tickets":
+// tickets.opened_at and tickets.status 'open') or the question marks it as a value: quoted, or capitalised
 // inside the sentence ("Which employees work in Marketing?"). Of the 2,668
 // Spider training literals a question mentions, 10 are mentioned only
 // through words their own database's columns carry.
@@ -223,19 +223,10 @@ func (f valueWordFilter) informative(q *Query, t *TableInfo, w string) bool {
 	if f.named[st] {
 		return false
 	}
-	if f.colNamed[st] && !f.marked[w] && !t.nameA.set[st] && !tableColumnsName(t, st) {
+	if f.colNamed[st] && !f.marked[w] && !t.nameA.set[st] && !t.colStems[st] {
 		return false
 	}
 	return true
-}
-
-func tableColumnsName(t *TableInfo, st string) bool {
-	for _, c := range t.colA {
-		if c.set[st] {
-			return true
-		}
-	}
-	return false
 }
 
 // markedWords are the lower-cased words of text that it quotes or that are
@@ -276,9 +267,10 @@ func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	kept := c.Values[:0]
 	c.valFull, c.valPart = 0, 0
 	for _, v := range c.Values {
-		m := matchValue(q, v.Value)
+		ws := ident.Split(v.Value)
+		m := matchValue(q, ws)
 		informative, marked := false, false
-		for _, w := range ident.Split(v.Value) {
+		for _, w := range ws {
 			if f.informative(q, c.Table, w) {
 				informative = true
 				marked = marked || f.marked[w]
