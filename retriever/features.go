@@ -211,8 +211,9 @@ type valueWordFilter struct {
 // is read as that column ("customers signed up for marketing e-mail" is
 // shop.customers.marketing_opt_in, not the Marketing department) unless t
 // names it too, in its name, a column or a comment ("open tickets":
-// tickets.opened_at and tickets.status 'open') or the question marks it as a value: quoted, or capitalised
-// inside the sentence ("Which employees work in Marketing?"). Of the 2,668
+// tickets.opened_at and tickets.status 'open') or the question marks it as
+// a value: quoted, or capitalised inside the sentence ("Which employees
+// work in Marketing?"). Of the 2,668
 // Spider training literals a question mentions, 10 are mentioned only
 // through words their own database's columns carry.
 func (f valueWordFilter) informative(q *Query, t *TableInfo, w string) bool {
