@@ -37,7 +37,8 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
 	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
 	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights are a 4-member ensemble)")
-	recal := fs.String("recalibrate", "", "weights file whose network is kept: only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
+	recal := fs.String("recalibrate", "", "weights file(s), comma-separated, whose networks are kept (several files: pooled into one ensemble): only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
+	like := fs.String("tables-like", "", "weights file whose operating point bounds the one chosen: on the held-out training questions, no more tables per question than it chooses, by Algorithm 1 and after expansion (the shipped weights use the previous shipped file)")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -66,19 +67,34 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 			extras = append(extras, f)
 		}
 	}
-	var base *retriever.LiteModel
+	var base, ref *retriever.LiteModel
+	var err error
 	if *recal != "" {
-		raw, err := os.ReadFile(*recal)
-		if err != nil {
-			return fmt.Errorf("read weights to recalibrate: %w", err)
+		var nets []*retriever.LiteModel
+		for _, f := range strings.Split(*recal, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			m, err := readWeights(f)
+			if err != nil {
+				return fmt.Errorf("weights to recalibrate: %w", err)
+			}
+			nets = append(nets, m)
 		}
-		if base, err = retriever.ParseLiteModel(raw); err != nil {
+		if len(nets) == 1 {
+			base = nets[0]
+		} else if base, err = atrtrain.Pool(nets...); err != nil {
 			return fmt.Errorf("weights to recalibrate: %w", err)
 		}
 	}
+	if *like != "" {
+		if ref, err = readWeights(*like); err != nil {
+			return fmt.Errorf("--tables-like: %w", err)
+		}
+	}
 	m, err := atrtrain.RunTraining(ctx, atrtrain.TrainJob{
-		Recalibrate: base,
-		BenchDir:    *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
+		Recalibrate: base, TablesLike: ref,
+		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
 			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members},
@@ -101,4 +117,17 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "wrote %s: %d questions, %d windows, best epoch %d, held-out F1 %.3f\n",
 		*out, m.Training.Questions, m.Training.Windows, m.Training.BestEpoch, m.Training.ValidF1)
 	return nil
+}
+
+// readWeights reads and checks a lite weights file.
+func readWeights(path string) (*retriever.LiteModel, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := retriever.ParseLiteModel(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
 }

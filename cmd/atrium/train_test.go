@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,5 +28,24 @@ func TestTrainATRShiftNeedsHoldOut(t *testing.T) {
 		err := runTrainATR(context.Background(), envFrom(nil), append(args, "--dsn", "postgres://nobody@127.0.0.1:1/none"))
 		require.ErrorAs(t, err, new(usageError), "%v", args)
 		require.ErrorContains(t, err, "--hold-out-shift")
+	}
+}
+
+// TestTrainATRWeightsFilesChecked: every file --recalibrate pools and the
+// --tables-like reference are read and checked before any database work,
+// and the error names the file.
+func TestTrainATRWeightsFilesChecked(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"format":"other"}`), 0o644))
+	for _, args := range [][]string{
+		{"--recalibrate", "../../retriever/lite_weights.json," + bad},
+		{"--recalibrate", filepath.Join(dir, "missing.json")},
+		{"--recalibrate", "../../retriever/lite_weights.json", "--tables-like", bad},
+	} {
+		err := runTrainATR(context.Background(), envFrom(nil), append(args, "--dsn", "postgres://nobody@127.0.0.1:1/none"))
+		require.Error(t, err, "%v", args)
+		require.NotContains(t, err.Error(), "127.0.0.1:1", "%v: failed before connecting", args)
+		require.Contains(t, err.Error(), dir, "%v", args)
 	}
 }

@@ -66,9 +66,45 @@ func ensembleOf(ctx context.Context, members []*retriever.LiteModel, set *Traini
 		return e, nil
 	}
 	var st retriever.HeldOutStats
-	e.ThresholdBias, e.RelativeCut, st = chooseBias(runHeldOut(ctx, e, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+	e.ThresholdBias, e.RelativeCut, st = chooseBias(runHeldOut(ctx, e, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
 	cfg.Logger.Info("train-atr ensemble", "members", len(members), "bias", e.ThresholdBias, "cut", e.RelativeCut,
 		"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
 	chooseOperatingPoint(ctx, e, set, cfg)
+	return e, nil
+}
+
+// Pool makes one ensemble of the networks of models (an ensemble
+// contributes its members, a plain network itself), with no operating
+// point yet: Recalibrate chooses it. Networks trained apart, at different
+// commits or seeds, average as those trained together do (docs/retrieval.md,
+// step 19). The first model's training record is kept.
+func Pool(models ...*retriever.LiteModel) (*retriever.LiteModel, error) {
+	if len(models) == 0 {
+		return nil, fmt.Errorf("pool: no networks")
+	}
+	e := &retriever.LiteModel{Format: retriever.LiteFormat, PairFeatures: retriever.NumPairFeatures, ThreshFeatures: retriever.NumThreshFeatures}
+	for i, m := range models {
+		nets := m.Members
+		if len(nets) == 0 {
+			nets = []*retriever.LiteModel{m}
+		}
+		for _, n := range nets {
+			if len(n.Members) > 0 {
+				return nil, fmt.Errorf("pool: model %d nests ensembles", i)
+			}
+			p := clone(n)
+			p.ThresholdBias, p.RelativeCut, p.Expansion = 0, 0, nil
+			p.Training.HeldOutDefault, p.Training.HeldOutATR = nil, nil
+			e.Members = append(e.Members, p)
+		}
+	}
+	e.Training = models[0].Training
+	e.Training.HeldOutATR, e.Training.HeldOutDefault = nil, nil
+	e.Training.Data += fmt.Sprintf("; networks of %d weights files pooled (%d members)", len(models), len(e.Members))
+	if len(e.Members) == 1 {
+		only := e.Members[0]
+		only.Training = e.Training
+		return only, nil
+	}
 	return e, nil
 }

@@ -135,7 +135,37 @@ type TrainConfig struct {
 	// Members is the number of networks TrainEnsemble trains (seeds Seed,
 	// Seed+1, …) and averages; 0 or 1: one network.
 	Members int
-	Logger  *slog.Logger
+	// MaxTables bounds the operating point chosen on the held-out
+	// questions (TableCap); the zero value: no bound.
+	MaxTables TableCap
+	Logger    *slog.Logger
+}
+
+// TableCap bounds an operating point by how many tables it chooses on
+// average per held-out question: ATR for Algorithm 1's selection (the
+// threshold bias and relative cut), Expanded after join expansion (the
+// expansion margins); 0: no bound. The held-out objective is nearly flat
+// along the precision/recall frontier, so without a bound the point a
+// scorer lands on is decided by its validation split's draw
+// (docs/retrieval.md, step 19); bounding it by the scorer being replaced
+// (TrainJob.TablesLike) keeps the trade-off users see and lets a better
+// network show as better on both figures.
+type TableCap struct {
+	ATR, Expanded float64
+}
+
+// capOf measures ref at its own operating point on set's held-out
+// questions: a TableCap that keeps a new point no looser than ref's.
+func capOf(ctx context.Context, set *TrainingSet, ref *retriever.LiteModel, cfg TrainConfig) (TableCap, error) {
+	cfg = cfg.withDefaults()
+	if len(set.valid) == 0 {
+		return TableCap{}, fmt.Errorf("tables like: no held-out questions")
+	}
+	zero := clone(ref)
+	zero.ThresholdBias, zero.RelativeCut = 0, 0
+	atr := atrStats(runHeldOut(ctx, zero, set.valid, cfg.Window, cfg.Retain), cfg.Retain, ref.ThresholdBias, ref.RelativeCut)
+	exp := expansionStats(runHeldOut(ctx, ref, set.valid, cfg.Window, cfg.Retain), retriever.ExpansionConfig{}.WithDefaults(ref))
+	return TableCap{ATR: atr.AvgTables, Expanded: exp.AvgTables}, nil
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {
@@ -665,7 +695,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 		var bias, cut float64
 		var st retriever.HeldOutStats
 		if len(set.valid) > 0 {
-			bias, cut, st = chooseBias(runHeldOut(ctx, m, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+			bias, cut, st = chooseBias(runHeldOut(ctx, m, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
 		}
 		cfg.Logger.Info("train-atr epoch", "epoch", epoch, "loss", lastLoss, "bias", bias, "cut", cut,
 			"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
@@ -706,7 +736,7 @@ func averageTail(ctx context.Context, snapshots []*retriever.LiteModel, set *Tra
 		avg := averageModels(snapshots[len(snapshots)-k:])
 		if len(set.valid) > 0 {
 			var st retriever.HeldOutStats
-			avg.ThresholdBias, avg.RelativeCut, st = chooseBias(runHeldOut(ctx, avg, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+			avg.ThresholdBias, avg.RelativeCut, st = chooseBias(runHeldOut(ctx, avg, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
 			cfg.Logger.Info("train-atr averaged epochs", "last", k, "bias", avg.ThresholdBias, "cut", avg.RelativeCut,
 				"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables, "objective", objective(st))
 		}
@@ -769,9 +799,9 @@ func Recalibrate(ctx context.Context, set *TrainingSet, m *retriever.LiteModel, 
 	}
 	best := clone(m)
 	best.ThresholdBias, best.RelativeCut = 0, 0
-	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain)
+	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
 	chooseOperatingPoint(ctx, best, set, cfg)
-	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate"
+	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate" + cfg.MaxTables.note()
 	return best, nil
 }
 
@@ -1005,18 +1035,38 @@ var biasGrid = func() []float64 {
 var cutGrid = []float64{0, 0.25, 0.5, 0.75, 0.875, 1, 1.125, 1.25, 1.375, 1.5, 2, 2.5, 3, 4}
 
 // chooseBias picks the threshold shift and relative cut that maximise the
-// held-out objective of Algorithm 1.
-func chooseBias(runs []heldOutRun, R int) (bias, cut float64, best retriever.HeldOutStats) {
+// held-out objective of Algorithm 1 among the points that choose on
+// average at most maxTables tables per question (0: any). Should no point
+// fit under the bound, the one choosing fewest tables is taken.
+func chooseBias(runs []heldOutRun, R int, maxTables float64) (bias, cut float64, best retriever.HeldOutStats) {
 	bestScore := -1.0
+	fewest := math.Inf(1)
+	var fb, fc float64
+	var fst retriever.HeldOutStats
 	for _, c := range cutGrid {
 		for _, b := range biasGrid {
 			st := atrStats(runs, R, b, c)
+			if st.AvgTables < fewest {
+				fewest, fb, fc, fst = st.AvgTables, b, c, st
+			}
+			if !underCap(st, maxTables) {
+				continue
+			}
 			if sc := objective(st); sc > bestScore+1e-12 {
 				bias, cut, best, bestScore = b, c, st, sc
 			}
 		}
 	}
+	if bestScore < 0 {
+		return fb, fc, fst
+	}
 	return bias, cut, best
+}
+
+// underCap reports whether st chooses on average no more than maxTables
+// tables per question (maxTables 0: no bound).
+func underCap(st retriever.HeldOutStats, maxTables float64) bool {
+	return maxTables <= 0 || st.AvgTables <= maxTables+1e-9
 }
 
 func keys(m map[string]bool) []string {
@@ -1042,19 +1092,32 @@ func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQue
 	runs := runHeldOut(ctx, m, qs, cfg.Window, cfg.Retain)
 	grid := expansionGrid
 	best := &retriever.TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
-	var bestSt retriever.HeldOutStats
+	var bestSt, fewestSt retriever.HeldOutStats
 	bestScore := -1.0
+	fewest := math.Inf(1)
+	var fewestEx *retriever.TrainedExpansion
 	for _, fm := range []float64{0, 1, 2, 3, 99} {
 		for _, em := range grid {
 			for _, rm := range grid {
 				e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.WithDefaults(nil)
 				st := expansionStats(runs, e)
+				if st.AvgTables < fewest {
+					fewest, fewestSt = st.AvgTables, st
+					fewestEx = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
+				}
+				if !underCap(st, cfg.MaxTables.Expanded) {
+					continue
+				}
 				if score := objective(st); score > bestScore+1e-12 {
 					bestScore, bestSt = score, st
 					best = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
 				}
 			}
 		}
+	}
+	if bestScore < 0 && fewestEx != nil {
+		// Nothing fits under the bound: the margins that choose fewest.
+		best, bestSt, bestScore = fewestEx, fewestSt, objective(fewestSt)
 	}
 	// Coverage expansion is chosen given the margins above (a joint grid
 	// would be 50 times larger for the same choice on the held-out set).
@@ -1063,6 +1126,9 @@ func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQue
 			em, rm, fm := best.ExpandMargin, best.RestoreMargin, best.RefineMargin
 			e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.WithDefaults(nil)
 			st := expansionStats(runs, e)
+			if !underCap(st, cfg.MaxTables.Expanded) {
+				continue
+			}
 			if score := objective(st); score > bestScore+1e-12 {
 				bestScore, bestSt = score, st
 				cm := cm
@@ -1125,8 +1191,13 @@ type TrainJob struct {
 	// Recalibrate, when set, skips training: its network is kept and only
 	// its operating point is chosen again (Recalibrate).
 	Recalibrate *retriever.LiteModel
-	Train       TrainConfig
-	Logger      *slog.Logger
+	// TablesLike, when set, bounds the operating point chosen (by training
+	// or Recalibrate) to choose no more tables per held-out question than
+	// this scorer does at its own point, measured on the same questions at
+	// this build's features (TableCap).
+	TablesLike *retriever.LiteModel
+	Train      TrainConfig
+	Logger     *slog.Logger
 }
 
 // RunTraining loads the training schemas into a scratch database, builds
@@ -1224,6 +1295,13 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 		return nil, err
 	}
 	log.Info("train-atr: training", "questions", set.Questions, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
+	if job.TablesLike != nil {
+		if job.Train.MaxTables, err = capOf(ctx, set, job.TablesLike, job.Train); err != nil {
+			return nil, err
+		}
+		log.Info("train-atr: operating point bounded by the reference scorer's", "atr_tables", job.Train.MaxTables.ATR,
+			"expanded_tables", job.Train.MaxTables.Expanded)
+	}
 	if job.Recalibrate != nil {
 		return Recalibrate(ctx, set, job.Recalibrate, job.Train)
 	}
@@ -1257,8 +1335,16 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 			data += fmt.Sprintf(" shifted by %d", job.HoldOutShift)
 		}
 	}
-	m.Training.Data = data + "), leave-one-out literal values"
+	m.Training.Data = data + "), leave-one-out literal values" + job.Train.MaxTables.note()
 	return m, nil
+}
+
+// note is how a bounded choice is recorded in the weights' training data.
+func (c TableCap) note() string {
+	if c == (TableCap{}) {
+		return ""
+	}
+	return fmt.Sprintf("; operating point no looser than %.3f tables by Algorithm 1, %.3f expanded", c.ATR, c.Expanded)
 }
 
 // sqlKey normalises gold SQL for comparison (case and spacing).

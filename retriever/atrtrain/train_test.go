@@ -3,10 +3,12 @@ package atrtrain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -138,6 +140,42 @@ func TestTrainEnsemble(t *testing.T) {
 	require.Empty(t, one.Members, "one member is a plain network")
 }
 
+// TestPool: the networks of several weights files become one ensemble, an
+// ensemble's members and a plain network alike, without an operating
+// point, and the result is a weights file this build reads.
+func TestPool(t *testing.T) {
+	ens, err := TrainEnsemble(context.Background(), syntheticSet(1), TrainConfig{Seed: 7, Epochs: 3, Members: 2})
+	require.NoError(t, err)
+	one, err := Train(context.Background(), syntheticSet(1), TrainConfig{Seed: 11, Epochs: 3})
+	require.NoError(t, err)
+	one.ThresholdBias, one.RelativeCut = 1.5, 0.875
+	one.Expansion = &retriever.TrainedExpansion{ExpandMargin: 1}
+
+	p, err := Pool(ens, one)
+	require.NoError(t, err)
+	require.Len(t, p.Members, 3)
+	require.Equal(t, ens.Members[0].W1, p.Members[0].W1)
+	require.Equal(t, ens.Members[1].W1, p.Members[1].W1)
+	require.Equal(t, one.W1, p.Members[2].W1)
+	require.Zero(t, p.ThresholdBias)
+	require.Nil(t, p.Expansion)
+	require.Contains(t, p.Training.Data, "networks of 2 weights files pooled (3 members)")
+	require.Equal(t, 1.5, one.ThresholdBias, "the inputs are not changed")
+	got, err := retriever.ParseLiteModel(mustJSON(t, p))
+	require.NoError(t, err)
+	require.Len(t, got.Members, 3)
+
+	single, err := Pool(one)
+	require.NoError(t, err)
+	require.Empty(t, single.Members, "one network pools to a plain network")
+	require.Zero(t, single.ThresholdBias)
+	_, err = retriever.ParseLiteModel(mustJSON(t, single))
+	require.NoError(t, err)
+
+	_, err = Pool()
+	require.Error(t, err)
+}
+
 // TestRecalibrateKeepsNetwork: train-atr --recalibrate keeps the given
 // weights' network and re-chooses only the operating point, by the same
 // rule training uses: a scorer whose threshold bias was moved away gets
@@ -173,6 +211,28 @@ func TestRecalibrateKeepsNetwork(t *testing.T) {
 	require.Equal(t, trained.RelativeCut, got.RelativeCut)
 	require.Equal(t, trained.Expansion, got.Expansion)
 	require.Contains(t, got.Training.Data, "--recalibrate")
+
+	// --tables-like: a reference whose threshold is raised chooses fewer
+	// tables; the recalibrated point may choose no more than it, by
+	// Algorithm 1 and after expansion, where unbounded it chose more.
+	tight := clone(trained)
+	tight.ThresholdBias = trained.ThresholdBias + 1.5
+	set := job
+	set.TablesLike = tight
+	bounded, err := RunTraining(ctx, set)
+	require.NoError(t, err)
+	require.Equal(t, trained.W1, bounded.W1)
+	require.Contains(t, bounded.Training.Data, "no looser than")
+	refATR := bounded.Training.Data[strings.Index(bounded.Training.Data, "no looser than"):]
+	var capATR, capExp float64
+	_, err = fmt.Sscanf(refATR, "no looser than %f tables by Algorithm 1, %f expanded", &capATR, &capExp)
+	require.NoError(t, err)
+	require.LessOrEqual(t, capATR, got.Training.HeldOutATR.AvgTables, "the reference is no looser than the unbounded choice")
+	t.Logf("tables: unbounded %.3f / %.3f, reference %.3f / %.3f, bounded %.3f / %.3f",
+		got.Training.HeldOutATR.AvgTables, got.Training.HeldOutDefault.AvgTables, capATR, capExp,
+		bounded.Training.HeldOutATR.AvgTables, bounded.Training.HeldOutDefault.AvgTables)
+	require.LessOrEqual(t, bounded.Training.HeldOutATR.AvgTables, capATR+0.0005)
+	require.LessOrEqual(t, bounded.Training.HeldOutDefault.AvgTables, capExp+0.0005)
 }
 
 // TestAverageEpochs: --average-epochs makes the model the element-wise mean
