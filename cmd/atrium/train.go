@@ -39,6 +39,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights are a 4-member ensemble)")
 	recal := fs.String("recalibrate", "", "weights file(s), comma-separated, whose networks are kept (several files: pooled into one ensemble): only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	like := fs.String("tables-like", "", "weights file whose operating point bounds the one chosen: on the held-out training questions, no more tables per question than it chooses, by Algorithm 1 and after expansion (the shipped weights use the previous shipped file)")
+	band := fs.Float64("tables-band", 0, "with --tables-like, admit only points within this many tables per question of the reference's, above or below (0: no more than the reference's)")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -52,6 +53,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *members < 1 || *members > 64 {
 		return usageError{"--members must be from 1 to 64"}
+	}
+	if *band < 0 || (*band > 0 && *like == "") {
+		return usageError{"--tables-band needs --tables-like and a band of 0 or more tables"}
 	}
 	if *pairsStrict && *pairFolds <= 0 {
 		return usageError{"--learned-pairs-strict needs --learned-pairs-folds"}
@@ -97,7 +101,8 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
-			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members},
+			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members,
+			MaxTables: atrtrain.TableCap{Band: *band}},
 	})
 	if err != nil {
 		return err

@@ -49,3 +49,15 @@ func TestTrainATRWeightsFilesChecked(t *testing.T) {
 		require.Contains(t, err.Error(), dir, "%v", args)
 	}
 }
+
+// TestTrainATRBandNeedsReference: a band is around a reference's count.
+func TestTrainATRBandNeedsReference(t *testing.T) {
+	for _, args := range [][]string{
+		{"--tables-band", "0.05"},
+		{"--tables-like", "../../retriever/lite_weights.json", "--tables-band", "-1"},
+	} {
+		err := runTrainATR(context.Background(), envFrom(nil), append(args, "--dsn", "postgres://nobody@127.0.0.1:1/none"))
+		require.ErrorAs(t, err, new(usageError), "%v", args)
+		require.ErrorContains(t, err, "--tables-band")
+	}
+}

@@ -66,7 +66,7 @@ func ensembleOf(ctx context.Context, members []*retriever.LiteModel, set *Traini
 		return e, nil
 	}
 	var st retriever.HeldOutStats
-	e.ThresholdBias, e.RelativeCut, st = chooseBias(runHeldOut(ctx, e, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
+	e.ThresholdBias, e.RelativeCut, st = chooseBias(runHeldOut(ctx, e, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables)
 	cfg.Logger.Info("train-atr ensemble", "members", len(members), "bias", e.ThresholdBias, "cut", e.RelativeCut,
 		"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
 	chooseOperatingPoint(ctx, e, set, cfg)

@@ -152,6 +152,24 @@ type TrainConfig struct {
 // network show as better on both figures.
 type TableCap struct {
 	ATR, Expanded float64
+	// Band, when positive, makes the bound two-sided: a point is admitted
+	// when it chooses within Band tables per question of the target, so
+	// the new point keeps the reference's trade-off rather than any
+	// tighter one the flat objective happens to prefer.
+	Band float64
+}
+
+// admits reports whether st's average number of tables per question fits
+// the bound whose target is t (t 0: no bound).
+func (c TableCap) admits(st retriever.HeldOutStats, t float64) bool {
+	switch {
+	case t <= 0:
+		return true
+	case c.Band > 0:
+		return math.Abs(st.AvgTables-t) <= c.Band+1e-9
+	default:
+		return st.AvgTables <= t+1e-9
+	}
 }
 
 // capOf measures ref at its own operating point on set's held-out
@@ -695,7 +713,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 		var bias, cut float64
 		var st retriever.HeldOutStats
 		if len(set.valid) > 0 {
-			bias, cut, st = chooseBias(runHeldOut(ctx, m, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
+			bias, cut, st = chooseBias(runHeldOut(ctx, m, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables)
 		}
 		cfg.Logger.Info("train-atr epoch", "epoch", epoch, "loss", lastLoss, "bias", bias, "cut", cut,
 			"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables)
@@ -736,7 +754,7 @@ func averageTail(ctx context.Context, snapshots []*retriever.LiteModel, set *Tra
 		avg := averageModels(snapshots[len(snapshots)-k:])
 		if len(set.valid) > 0 {
 			var st retriever.HeldOutStats
-			avg.ThresholdBias, avg.RelativeCut, st = chooseBias(runHeldOut(ctx, avg, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
+			avg.ThresholdBias, avg.RelativeCut, st = chooseBias(runHeldOut(ctx, avg, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables)
 			cfg.Logger.Info("train-atr averaged epochs", "last", k, "bias", avg.ThresholdBias, "cut", avg.RelativeCut,
 				"valid_f1", st.F1, "valid_cr", st.CompleteRecall, "valid_tables", st.AvgTables, "objective", objective(st))
 		}
@@ -799,7 +817,7 @@ func Recalibrate(ctx context.Context, set *TrainingSet, m *retriever.LiteModel, 
 	}
 	best := clone(m)
 	best.ThresholdBias, best.RelativeCut = 0, 0
-	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables.ATR)
+	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables)
 	chooseOperatingPoint(ctx, best, set, cfg)
 	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate" + cfg.MaxTables.note()
 	return best, nil
@@ -1035,38 +1053,33 @@ var biasGrid = func() []float64 {
 var cutGrid = []float64{0, 0.25, 0.5, 0.75, 0.875, 1, 1.125, 1.25, 1.375, 1.5, 2, 2.5, 3, 4}
 
 // chooseBias picks the threshold shift and relative cut that maximise the
-// held-out objective of Algorithm 1 among the points that choose on
-// average at most maxTables tables per question (0: any). Should no point
-// fit under the bound, the one choosing fewest tables is taken.
-func chooseBias(runs []heldOutRun, R int, maxTables float64) (bias, cut float64, best retriever.HeldOutStats) {
+// held-out objective of Algorithm 1 among the points whose average number
+// of tables per question c admits (TableCap.admits with c.ATR; the zero
+// TableCap admits any). Should c admit none, the point nearest its target
+// is taken.
+func chooseBias(runs []heldOutRun, R int, c TableCap) (bias, cut float64, best retriever.HeldOutStats) {
 	bestScore := -1.0
-	fewest := math.Inf(1)
-	var fb, fc float64
-	var fst retriever.HeldOutStats
-	for _, c := range cutGrid {
+	nearest := math.Inf(1)
+	var nb, nc float64
+	var nst retriever.HeldOutStats
+	for _, rc := range cutGrid {
 		for _, b := range biasGrid {
-			st := atrStats(runs, R, b, c)
-			if st.AvgTables < fewest {
-				fewest, fb, fc, fst = st.AvgTables, b, c, st
+			st := atrStats(runs, R, b, rc)
+			if d := math.Abs(st.AvgTables - c.ATR); d < nearest {
+				nearest, nb, nc, nst = d, b, rc, st
 			}
-			if !underCap(st, maxTables) {
+			if !c.admits(st, c.ATR) {
 				continue
 			}
 			if sc := objective(st); sc > bestScore+1e-12 {
-				bias, cut, best, bestScore = b, c, st, sc
+				bias, cut, best, bestScore = b, rc, st, sc
 			}
 		}
 	}
 	if bestScore < 0 {
-		return fb, fc, fst
+		return nb, nc, nst
 	}
 	return bias, cut, best
-}
-
-// underCap reports whether st chooses on average no more than maxTables
-// tables per question (maxTables 0: no bound).
-func underCap(st retriever.HeldOutStats, maxTables float64) bool {
-	return maxTables <= 0 || st.AvgTables <= maxTables+1e-9
 }
 
 func keys(m map[string]bool) []string {
@@ -1092,20 +1105,21 @@ func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQue
 	runs := runHeldOut(ctx, m, qs, cfg.Window, cfg.Retain)
 	grid := expansionGrid
 	best := &retriever.TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
-	var bestSt, fewestSt retriever.HeldOutStats
+	var bestSt, nearestSt retriever.HeldOutStats
 	bestScore := -1.0
-	fewest := math.Inf(1)
-	var fewestEx *retriever.TrainedExpansion
+	nearest := math.Inf(1)
+	var nearestEx *retriever.TrainedExpansion
+	c := cfg.MaxTables
 	for _, fm := range []float64{0, 1, 2, 3, 99} {
 		for _, em := range grid {
 			for _, rm := range grid {
 				e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.WithDefaults(nil)
 				st := expansionStats(runs, e)
-				if st.AvgTables < fewest {
-					fewest, fewestSt = st.AvgTables, st
-					fewestEx = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
+				if d := math.Abs(st.AvgTables - c.Expanded); d < nearest {
+					nearest, nearestSt = d, st
+					nearestEx = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
 				}
-				if !underCap(st, cfg.MaxTables.Expanded) {
+				if !c.admits(st, c.Expanded) {
 					continue
 				}
 				if score := objective(st); score > bestScore+1e-12 {
@@ -1115,9 +1129,9 @@ func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQue
 			}
 		}
 	}
-	if bestScore < 0 && fewestEx != nil {
-		// Nothing fits under the bound: the margins that choose fewest.
-		best, bestSt, bestScore = fewestEx, fewestSt, objective(fewestSt)
+	if bestScore < 0 && nearestEx != nil {
+		// The bound admits no margins: those nearest its target.
+		best, bestSt, bestScore = nearestEx, nearestSt, objective(nearestSt)
 	}
 	// Coverage expansion is chosen given the margins above (a joint grid
 	// would be 50 times larger for the same choice on the held-out set).
@@ -1126,7 +1140,7 @@ func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQue
 			em, rm, fm := best.ExpandMargin, best.RestoreMargin, best.RefineMargin
 			e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.WithDefaults(nil)
 			st := expansionStats(runs, e)
-			if !underCap(st, cfg.MaxTables.Expanded) {
+			if !c.admits(st, c.Expanded) {
 				continue
 			}
 			if score := objective(st); score > bestScore+1e-12 {
@@ -1296,9 +1310,11 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	log.Info("train-atr: training", "questions", set.Questions, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
 	if job.TablesLike != nil {
+		band := job.Train.MaxTables.Band
 		if job.Train.MaxTables, err = capOf(ctx, set, job.TablesLike, job.Train); err != nil {
 			return nil, err
 		}
+		job.Train.MaxTables.Band = band
 		log.Info("train-atr: operating point bounded by the reference scorer's", "atr_tables", job.Train.MaxTables.ATR,
 			"expanded_tables", job.Train.MaxTables.Expanded)
 	}
@@ -1343,6 +1359,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 func (c TableCap) note() string {
 	if c == (TableCap{}) {
 		return ""
+	}
+	if c.Band > 0 {
+		return fmt.Sprintf("; operating point within %.3f tables of %.3f by Algorithm 1, %.3f expanded", c.Band, c.ATR, c.Expanded)
 	}
 	return fmt.Sprintf("; operating point no looser than %.3f tables by Algorithm 1, %.3f expanded", c.ATR, c.Expanded)
 }

@@ -176,6 +176,24 @@ func TestPool(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestTableCapAdmits: the zero cap admits any point, a cap alone admits
+// no more tables than its target, and a band admits either side of it.
+func TestTableCapAdmits(t *testing.T) {
+	at := func(n float64) retriever.HeldOutStats { return retriever.HeldOutStats{AvgTables: n} }
+	require.True(t, TableCap{}.admits(at(9), 0))
+	c := TableCap{ATR: 2.5, Expanded: 2.6}
+	require.True(t, c.admits(at(2.5), c.ATR))
+	require.True(t, c.admits(at(1.2), c.ATR))
+	require.False(t, c.admits(at(2.51), c.ATR))
+	c.Band = 0.05
+	require.True(t, c.admits(at(2.46), c.ATR))
+	require.True(t, c.admits(at(2.55), c.ATR))
+	require.False(t, c.admits(at(2.44), c.ATR), "a band is two-sided")
+	require.False(t, c.admits(at(2.56), c.ATR))
+	require.Contains(t, c.note(), "within 0.050 tables of 2.500")
+	require.Empty(t, TableCap{}.note())
+}
+
 // TestRecalibrateKeepsNetwork: train-atr --recalibrate keeps the given
 // weights' network and re-chooses only the operating point, by the same
 // rule training uses: a scorer whose threshold bias was moved away gets
