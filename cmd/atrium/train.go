@@ -38,7 +38,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
 	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights are a 4-member ensemble)")
 	recal := fs.String("recalibrate", "", "weights file(s), comma-separated, whose networks are kept (several files: pooled into one ensemble): only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
-	like := fs.String("tables-like", "", "weights file whose operating point bounds the one chosen: on the held-out training questions, no more tables per question than it chooses, by Algorithm 1 and after expansion (the shipped weights use the previous shipped file)")
+	like := fs.String("tables-like", "", "weights file whose operating point bounds the one chosen: on the held-out training questions, no more tables per question than it chooses, by Algorithm 1 and after expansion (with --tables-band, about as many)")
 	band := fs.Float64("tables-band", 0, "with --tables-like, admit only points within this many tables per question of the reference's, above or below (0: no more than the reference's)")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
