@@ -54,10 +54,7 @@ func TrainEnsemble(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*ret
 func ensembleOf(ctx context.Context, members []*retriever.LiteModel, set *TrainingSet, cfg TrainConfig) (*retriever.LiteModel, error) {
 	e := &retriever.LiteModel{Format: retriever.LiteFormat, PairFeatures: retriever.NumPairFeatures, ThreshFeatures: retriever.NumThreshFeatures}
 	for _, m := range members {
-		p := clone(m)
-		p.ThresholdBias, p.RelativeCut, p.Expansion = 0, 0, nil
-		p.Training.HeldOutDefault = nil
-		e.Members = append(e.Members, p)
+		e.Members = append(e.Members, asMember(m))
 	}
 	first := members[0].Training
 	e.Training = retriever.TrainInfo{Seed: first.Seed, Epochs: first.Epochs, Questions: first.Questions, Windows: first.Windows,
@@ -92,10 +89,7 @@ func Pool(models ...*retriever.LiteModel) (*retriever.LiteModel, error) {
 			if len(n.Members) > 0 {
 				return nil, fmt.Errorf("pool: model %d nests ensembles", i)
 			}
-			p := clone(n)
-			p.ThresholdBias, p.RelativeCut, p.Expansion = 0, 0, nil
-			p.Training.HeldOutDefault, p.Training.HeldOutATR = nil, nil
-			e.Members = append(e.Members, p)
+			e.Members = append(e.Members, asMember(n))
 		}
 	}
 	e.Training = models[0].Training
@@ -107,4 +101,13 @@ func Pool(models ...*retriever.LiteModel) (*retriever.LiteModel, error) {
 		return only, nil
 	}
 	return e, nil
+}
+
+// asMember is a copy of network n as an ensemble member: without an
+// operating point of its own, which the ensemble's replaces.
+func asMember(n *retriever.LiteModel) *retriever.LiteModel {
+	p := clone(n)
+	p.ThresholdBias, p.RelativeCut, p.Expansion = 0, 0, nil
+	p.Training.HeldOutDefault = nil
+	return p
 }
