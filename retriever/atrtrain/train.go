@@ -173,7 +173,8 @@ func (c TableCap) admits(st retriever.HeldOutStats, t float64) bool {
 }
 
 // capOf measures ref at its own operating point on set's held-out
-// questions: a TableCap that keeps a new point no looser than ref's.
+// questions: the targets of a TableCap (cfg.MaxTables.Band kept), so a new
+// point chooses no more tables than ref, or with a band about as many.
 func capOf(ctx context.Context, set *TrainingSet, ref *retriever.LiteModel, cfg TrainConfig) (TableCap, error) {
 	cfg = cfg.withDefaults()
 	if len(set.valid) == 0 {
@@ -183,7 +184,7 @@ func capOf(ctx context.Context, set *TrainingSet, ref *retriever.LiteModel, cfg 
 	zero.ThresholdBias, zero.RelativeCut = 0, 0
 	atr := atrStats(runHeldOut(ctx, zero, set.valid, cfg.Window, cfg.Retain), cfg.Retain, ref.ThresholdBias, ref.RelativeCut)
 	exp := expansionStats(runHeldOut(ctx, ref, set.valid, cfg.Window, cfg.Retain), retriever.ExpansionConfig{}.WithDefaults(ref))
-	return TableCap{ATR: atr.AvgTables, Expanded: exp.AvgTables}, nil
+	return TableCap{ATR: atr.AvgTables, Expanded: exp.AvgTables, Band: cfg.MaxTables.Band}, nil
 }
 
 func (c TrainConfig) withDefaults() TrainConfig {
@@ -1206,9 +1207,9 @@ type TrainJob struct {
 	// its operating point is chosen again (Recalibrate).
 	Recalibrate *retriever.LiteModel
 	// TablesLike, when set, bounds the operating point chosen (by training
-	// or Recalibrate) to choose no more tables per held-out question than
-	// this scorer does at its own point, measured on the same questions at
-	// this build's features (TableCap).
+	// or Recalibrate) by how many tables per held-out question this scorer
+	// chooses at its own point, measured on the same questions at this
+	// build's features: no more, or within Train.MaxTables.Band (TableCap).
 	TablesLike *retriever.LiteModel
 	Train      TrainConfig
 	Logger     *slog.Logger
@@ -1310,11 +1311,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	log.Info("train-atr: training", "questions", set.Questions, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
 	if job.TablesLike != nil {
-		band := job.Train.MaxTables.Band
 		if job.Train.MaxTables, err = capOf(ctx, set, job.TablesLike, job.Train); err != nil {
 			return nil, err
 		}
-		job.Train.MaxTables.Band = band
 		log.Info("train-atr: operating point bounded by the reference scorer's", "atr_tables", job.Train.MaxTables.ATR,
 			"expanded_tables", job.Train.MaxTables.Expanded)
 	}
@@ -1357,7 +1356,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 
 // note is how a bounded choice is recorded in the weights' training data.
 func (c TableCap) note() string {
-	if c == (TableCap{}) {
+	if c.ATR <= 0 && c.Expanded <= 0 {
 		return ""
 	}
 	if c.Band > 0 {
