@@ -15,14 +15,20 @@
 // (`COMMENT ON COLUMN "cust_cntry" IS 'customer country'`), and so is the
 // -plain copy (its comments repeat its names), so a scorer's use of
 // comments can be measured both where names are terse and where they are not.
+// With -prose as well, the comments are written as real data dictionaries
+// write them (BIRD's column descriptions, for one): sentences that repeat the
+// table's words in every column's comment and carry the filler such prose has
+// ("This field represents the unique identifier of the customer."), so that
+// what a comment's common words do to ranking can be measured too.
 //
-//	go run ./retriever/evaluate/renamed -bench ../shared/bench/spider -out /tmp/spider_ren -plain /tmp/spider_plain [-comments]
+//	go run ./retriever/evaluate/renamed -bench ../shared/bench/spider -out /tmp/spider_ren -plain /tmp/spider_plain [-comments [-prose]]
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,7 +59,12 @@ func main() {
 	renameWord := flag.Float64("rename-words", d.RenameWord, "chance that an identifier word is replaced by a synonym or an abbreviation (0 keeps every word)")
 	concat := flag.Float64("concat", d.Concat, "chance that an identifier's words are run together (1 with -rename-words 0: every identifier as PostgreSQL folds an unquoted camelCase one, customerName → customername)")
 	abbrevOnly := flag.Bool("abbreviations-only", false, "replace words by identifier abbreviations (abbrev.tsv) only, never by synonyms")
+	prose := flag.Bool("prose", false, "with -comments: write each comment as a data dictionary's sentence that names the table too, not as the original name's words")
 	flag.Parse()
+	if *prose && !*comments {
+		fmt.Fprintln(os.Stderr, "renamed: -prose needs -comments")
+		os.Exit(2)
+	}
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "renamed: -out is required")
 		os.Exit(2)
@@ -63,13 +74,14 @@ func main() {
 		os.Exit(2)
 	}
 	o := atrtrain.RenameOptions{Seed: *seed, RenameWord: *renameWord, Concat: *concat, AbbreviationsOnly: *abbrevOnly}
-	if err := run(*bench, *questions, *out, *plain, o, *comments); err != nil {
+	doc := documenter{on: *comments, prose: *prose, seed: *seed}
+	if err := run(*bench, *questions, *out, *plain, o, doc); err != nil {
 		fmt.Fprintln(os.Stderr, "renamed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(benchDir, file, out, plain string, o atrtrain.RenameOptions, comments bool) error {
+func run(benchDir, file, out, plain string, o atrtrain.RenameOptions, doc documenter) error {
 	b, err := benchload.LoadBench(benchDir, file)
 	if err != nil {
 		return err
@@ -103,10 +115,10 @@ func run(benchDir, file, out, plain string, o atrtrain.RenameOptions, comments b
 	if err := write(out, dbs, ren); err != nil {
 		return err
 	}
-	if comments {
+	if doc.on {
 		for _, d := range dbs {
 			orig := b.DBs[strings.ToLower(strings.TrimSuffix(d.DBID, "_aug"))]
-			if err := writeDocumented(out, d, *orig); err != nil {
+			if err := doc.write(out, d, *orig); err != nil {
 				return err
 			}
 		}
@@ -119,9 +131,9 @@ func run(benchDir, file, out, plain string, o atrtrain.RenameOptions, comments b
 		if err := write(plain, odbs, orig); err != nil {
 			return err
 		}
-		if comments {
+		if doc.on {
 			for _, d := range odbs {
-				if err := writeDocumented(plain, d, d); err != nil {
+				if err := doc.write(plain, d, d); err != nil {
 					return err
 				}
 			}
@@ -131,11 +143,17 @@ func run(benchDir, file, out, plain string, o atrtrain.RenameOptions, comments b
 	return nil
 }
 
-// writeDocumented writes databases/<db_id>.sql for ren, a copy of orig
-// (renamed, or orig itself): its tables, and a comment on each table and
-// column carrying the original identifier's words. Columns correspond by
-// position.
-func writeDocumented(dir string, ren, orig benchload.Database) error {
+// documenter says how the copies are documented.
+type documenter struct {
+	on, prose bool
+	seed      uint64
+}
+
+// write writes databases/<db_id>.sql for ren, a copy of orig (renamed, or
+// orig itself): its tables, and a comment on each table and column carrying
+// the original identifier's words (with prose, in a sentence). Columns
+// correspond by position.
+func (doc documenter) write(dir string, ren, orig benchload.Database) error {
 	ddl, err := benchload.SchemaDDL(ren)
 	if err != nil {
 		return err
@@ -144,7 +162,11 @@ func writeDocumented(dir string, ren, orig benchload.Database) error {
 	sb.WriteString(ddl)
 	for i, t := range ren.TableNames {
 		if i < len(orig.TableNames) {
-			fmt.Fprintf(&sb, "COMMENT ON TABLE %s IS %s;\n", pgx.Identifier{strings.ToLower(t)}.Sanitize(), literal(ident.Words(orig.TableNames[i])))
+			c := ident.Words(orig.TableNames[i])
+			if doc.prose {
+				c = proseTable(c, doc.pick(ren.DBID, t))
+			}
+			fmt.Fprintf(&sb, "COMMENT ON TABLE %s IS %s;\n", pgx.Identifier{strings.ToLower(t)}.Sanitize(), literal(c))
 		}
 	}
 	done := map[string]bool{}
@@ -160,7 +182,11 @@ func writeDocumented(dir string, ren, orig benchload.Database) error {
 			continue // SchemaDDL keeps a table's first column of a name
 		}
 		done[target] = true
-		fmt.Fprintf(&sb, "COMMENT ON COLUMN %s IS %s;\n", target, literal(ident.Words(on)))
+		c := ident.Words(on)
+		if doc.prose {
+			c = proseColumn(c, ident.Words(orig.TableNames[int(ti)]), doc.pick(ren.DBID, target))
+		}
+		fmt.Fprintf(&sb, "COMMENT ON COLUMN %s IS %s;\n", target, literal(c))
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "databases"), 0o755); err != nil {
 		return err
@@ -170,6 +196,62 @@ func writeDocumented(dir string, ren, orig benchload.Database) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// pick draws a template number for one object, the same on every run.
+func (doc documenter) pick(parts ...string) int {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d", doc.seed)
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return int(h.Sum64() % 1024)
+}
+
+// proseTable and proseColumn write the sentences data dictionaries hold;
+// the templates follow BIRD's and vendors' sample databases' descriptions.
+func proseTable(words string, n int) string {
+	switch n % 4 {
+	case 0:
+		return "Information about each " + words + "."
+	case 1:
+		return "This table stores the " + words + " records, one row per " + words + "."
+	case 2:
+		return "List of " + words + " and their details."
+	default:
+		return words
+	}
+}
+
+func proseColumn(words, table string, n int) string {
+	w := strings.Fields(words)
+	if len(w) > 0 && (w[len(w)-1] == "id" || w[len(w)-1] == "code") {
+		switch n % 3 {
+		case 0:
+			of := strings.Join(w[:len(w)-1], " ")
+			if of == "" {
+				of = table
+			}
+			return "the unique id of the " + of
+		case 1:
+			return "This field represents the " + words + " identification number of the " + table + " record."
+		default:
+			return words + " (unique identifier)"
+		}
+	}
+	switch n % 5 {
+	case 0:
+		return "the " + words + " of the " + table
+	case 1:
+		return "This field represents the " + words + " of the " + table + "."
+	case 2:
+		return words + ". commonsense evidence: the value is recorded for each " + table + "."
+	case 3:
+		return "The " + table + "'s " + words + " value"
+	default:
+		return words
+	}
 }
 
 func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

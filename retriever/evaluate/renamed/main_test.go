@@ -40,7 +40,7 @@ func TestRenamedBench(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(src, name), data, 0o644))
 	}
 	out, plain := filepath.Join(t.TempDir(), "ren"), filepath.Join(t.TempDir(), "plain")
-	require.NoError(t, run(src, "dev.json", out, plain, atrtrain.DefaultRenameOptions(7), true))
+	require.NoError(t, run(src, "dev.json", out, plain, atrtrain.DefaultRenameOptions(7), documenter{on: true, seed: 7}))
 
 	orig, err := benchload.LoadBench(src, "dev.json")
 	require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestRenamedBench(t *testing.T) {
 	// only by chance: at least the shape must hold, and one seed must
 	// give one result.
 	again := filepath.Join(t.TempDir(), "again")
-	require.NoError(t, run(src, "dev.json", again, "", atrtrain.DefaultRenameOptions(7), true))
+	require.NoError(t, run(src, "dev.json", again, "", atrtrain.DefaultRenameOptions(7), documenter{on: true, seed: 7}))
 	for _, f := range []string{"tables.json", "dev.json", "databases/concert_singer_aug.sql"} {
 		a, err := os.ReadFile(filepath.Join(out, f))
 		require.NoError(t, err)
@@ -97,4 +97,16 @@ func TestRenamedBench(t *testing.T) {
 	sql, err = os.ReadFile(filepath.Join(plain, "databases", "concert_singer.sql"))
 	require.NoError(t, err)
 	require.Contains(t, string(sql), `COMMENT ON COLUMN "singer_in_concert"."concert_id" IS 'concert id';`)
+
+	// With prose, every comment is a sentence, the same on every run, and
+	// a column's names its table too where the template says so.
+	prose := filepath.Join(t.TempDir(), "prose")
+	require.NoError(t, run(src, "dev.json", prose, "", atrtrain.DefaultRenameOptions(7), documenter{on: true, prose: true, seed: 7}))
+	sql, err = os.ReadFile(filepath.Join(prose, "databases", "concert_singer_aug.sql"))
+	require.NoError(t, err)
+	text = string(sql)
+	require.Equal(t, 9, strings.Count(text, "COMMENT ON COLUMN"), text)
+	require.Equal(t, 3, strings.Count(text, "COMMENT ON TABLE"), text)
+	require.Regexp(t, `COMMENT ON COLUMN "[^"]+"\."[^"]+" IS '[^']*(singer id|unique id of the singer')`, text)
+	require.NotContains(t, text, "IS 'singer id';", "a prose comment is not the bare name")
 }
