@@ -664,6 +664,17 @@ func NewScorer(cfg ScorerConfig) (s Scorer, close func() error, err error) {
 	return nil, nil, fmt.Errorf("ATR scorer %q: want lite or onnx", cfg.Kind)
 }
 
+// TrainedEmbedder names the embedder a lite scorer's semantic features were
+// learned on ("" for other scorers and for weights that do not say). A
+// catalog embedded otherwise still works, with scores the scorer was not
+// trained for.
+func TrainedEmbedder(s Scorer) string {
+	if m, ok := s.(*LiteModel); ok && m != nil {
+		return m.Training.Embedder
+	}
+	return ""
+}
+
 // CheckWindow reports whether s can score windows of w tables (the onnx
 // scorer's tokenizer has a bounded number of table markers).
 func CheckWindow(s Scorer, w int) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/internal/telemetry"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // runCatalog dispatches `atrium catalog sync|watch`.
@@ -38,8 +39,8 @@ func runCatalog(ctx context.Context, env *cliEnv, args []string) error {
 // embedderFlags registers the flags that choose an embedder; serve,
 // retrieve and eval can register the same set.
 func embedderFlags(fs *flag.FlagSet, getenv func(string) string) func() catalog.EmbedderConfig {
-	kind := fs.String("embedder", "builtin", "embedder: builtin, onnx or openai")
-	dim := fs.Int("embed-dimension", 0, "embedding dimension (builtin default 256; openai: requested dimensions)")
+	kind := fs.String("embedder", vocab.DefaultEmbedderKind, "embedder: "+vocab.EmbedderKinds+" (words and builtin are built in; see docs/retrieval.md)")
+	dim := fs.Int("embed-dimension", 0, "embedding dimension (builtin default 256; words fixed at 356; openai: requested dimensions)")
 	model := fs.String("onnx-model", "", "ONNX sentence-embedding model file (embedder onnx)")
 	tok := fs.String("onnx-tokenizer", "", "Hugging Face tokenizer.json of the model (default: tokenizer.json next to the model)")
 	device := fs.String("device", "cpu", "where the onnx embedder runs: cpu or cuda")
@@ -52,6 +53,25 @@ func embedderFlags(fs *flag.FlagSet, getenv func(string) string) func() catalog.
 			RuntimeLib: *lib, URL: *url, Model: *emodel, APIKey: getenv("ATRIUM_EMBED_API_KEY"),
 		}
 	}
+}
+
+// buildEmbedder builds the embedder cfg selects for a command that owns its
+// catalog (eval, train-atr), with the function that frees it; an unknown
+// kind is a usage error.
+func buildEmbedder(cfg catalog.EmbedderConfig, log *slog.Logger) (catalog.Embedder, func(), error) {
+	cfg.Logger = log
+	emb, err := vocab.NewEmbedder(cfg)
+	if err != nil {
+		if errors.Is(err, catalog.ErrUnknownEmbedder) {
+			return nil, nil, usageError{"--embedder: " + err.Error()}
+		}
+		return nil, nil, fmt.Errorf("embedder: %w", err)
+	}
+	return emb, func() {
+		if c, ok := emb.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}, nil
 }
 
 func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool) error {
@@ -96,7 +116,7 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
 
-	emb, err := catalog.NewEmbedder(func() catalog.EmbedderConfig { c := embed(); c.Logger = log; return c }())
+	emb, err := vocab.NewEmbedder(func() catalog.EmbedderConfig { c := embed(); c.Logger = log; return c }())
 	if errors.Is(err, catalog.ErrUnknownEmbedder) {
 		return usageError{err.Error()}
 	}

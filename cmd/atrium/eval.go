@@ -48,6 +48,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	exampleGate := fs.Float64("example-gate", 0, "least question similarity at which an example lends its tables a bonus (0: the shipped default)")
 	examplePenalty := fs.Float64("example-penalty", 0, "logit penalty bound for tables a close example does not name (0: the shipped default; negative: none)")
 	exampleGrid := fs.String("examples-grid", "", "with --examples split, also score each weight:gate:penalty[:neighbours[:spread[:penalty_gate]]] entry of this comma-separated list (tuning, on training questions only)")
+	embed := embedderFlags(fs, env.getenv)
 	atr := addATRFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
@@ -63,11 +64,19 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	emb, closeEmb, err := buildEmbedder(embed(), log)
+	if err != nil {
+		return err
+	}
+	defer closeEmb()
+	// After the embedder: an onnx scorer shares the ONNX Runtime
+	// environment an onnx embedder started.
 	scorer, closeScorer, err := atr.build(*window, log)
 	if err != nil {
 		return err
 	}
 	defer closeScorer()
+	warnScorerEmbedder(log, scorer, emb)
 	cfg := retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
 		ExampleWeight: *exampleWeight, ExampleGate: *exampleGate, ExamplePenalty: *examplePenalty}
 	if *examples != "" && *examples != "split" {
@@ -138,7 +147,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	}
 	rep, err := evaluate.RunEval(ctx, evaluate.EvalJob{
 		BenchDir: *bench, QuestionsFile: *questions, ServerDSN: *dsn, Limit: *limit,
-		WithEvidence: *evidence, KeepDB: *keep, Progress: env.stderr, Logger: log, Scorer: scorer,
+		WithEvidence: *evidence, KeepDB: *keep, Progress: env.stderr, Logger: log, Scorer: scorer, Embedder: emb,
 		Config: cfg, Unanswerable: *unanswerable, PerQuestion: pq, Curve: *curve,
 		Examples: *examples, ExampleGrid: grid,
 	})

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // runRetrieve prints the tables Atrium would choose for a question, as the
@@ -24,7 +25,8 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	retain := fs.Int("atr-retain", 15, "ATR retention size R")
 	candidates := fs.Int("candidates", 50, "hybrid candidates C reranked by ATR")
 	noExpand := fs.Bool("no-expansion", false, "skip join-path expansion")
-	embDim := fs.Int("embedder-dimension", 0, "builtin embedder dimension (default: the catalog's)")
+	embDim := fs.Int("embedder-dimension", 0, "alias of --embed-dimension")
+	embed := embedderFlags(fs, env.getenv)
 	multihop := fs.Bool("multihop", false, "MURRE multi-hop retrieval with removal (needs --llm-url)")
 	llmURL := fs.String("llm-url", "", "OpenAI-compatible base URL for --multihop, e.g. http://host:8000/v1")
 	llmModel := fs.String("llm-model", "", "model name for --multihop")
@@ -42,26 +44,43 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	if *multihop && *llmURL == "" {
 		return usageError{"--multihop needs --llm-url"}
 	}
+	ecfg := embed()
+	if ecfg.Dimension == 0 {
+		ecfg.Dimension = *embDim
+	}
+	if err := vocab.CheckEmbedderKind(ecfg.Kind); err != nil {
+		return usageError{"--embedder: " + err.Error()}
+	}
 	var rw retriever.Rewriter
 	if *llmURL != "" {
 		rw = &retriever.OpenAIRewriter{URL: *llmURL, Model: *llmModel, APIKey: env.getenv("ATRIUM_LLM_API_KEY")}
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	scorer, closeScorer, err := atr.build(*window, log)
-	if err != nil {
-		return err
-	}
-	defer closeScorer()
 	pool, err := retriever.OpenPool(ctx, *dsn, 2**candidates, nil)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
+	emb, err := resolveEmbedder(ctx, pool, ecfg, log)
+	if err != nil {
+		return usageError{"--embedder: " + err.Error()}
+	}
+	if cl, ok := emb.(io.Closer); ok {
+		defer cl.Close()
+	}
+	// After the embedder: an onnx scorer shares the ONNX Runtime
+	// environment an onnx embedder started.
+	scorer, closeScorer, err := atr.build(*window, log)
+	if err != nil {
+		return err
+	}
+	defer closeScorer()
+	warnScorerEmbedder(log, scorer, emb)
 	r, err := retriever.New(pool, retriever.Config{
 		Candidates: *candidates, Window: *window, Retain: *retain,
 		Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
 		Multihop:  retriever.MultihopConfig{Enabled: *multihop},
-	}, retriever.Options{Logger: log, Embedder: catalog.NewBuiltinEmbedder(*embDim), Rewriter: rw, Scorer: scorer})
+	}, retriever.Options{Logger: log, Embedder: emb, Rewriter: rw, Scorer: scorer})
 	if err != nil {
 		return err
 	}
@@ -89,6 +108,15 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "threshold %.4f; %d windows; hybrid %s, atr %s, expansion %s, total %s\n",
 		res.Threshold, res.Timings.Windows, res.Timings.Hybrid, res.Timings.ATR, res.Timings.Expand, res.Timings.Total)
 	return nil
+}
+
+// warnScorerEmbedder logs when the lite scorer was trained on another
+// embedder's vectors than emb's: retrieval works, less well than measured.
+func warnScorerEmbedder(log *slog.Logger, s retriever.Scorer, emb interface{ Name() string }) {
+	if t := retriever.TrainedEmbedder(s); t != "" && emb != nil && t != emb.Name() {
+		log.Warn("the ATR scorer was trained with another embedder; retrieval quality will be below what was measured for it (train-atr --embedder, or use the embedder it names)",
+			"scorer_embedder", t, "embedder", emb.Name())
+	}
 }
 
 // atrFlags are the ATR scorer flags shared by retrieve, eval and serve.

@@ -22,6 +22,7 @@ import (
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // serveFlags are serve's own flags (the proxy, logging and the catalog);
@@ -116,6 +117,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err := sf.validate(nlf); err != nil {
 		return err
+	}
+	if err := vocab.CheckEmbedderKind(sf.embed().Kind); err != nil {
+		return usageError{"--embedder: " + err.Error()}
 	}
 	log.Info("atrium starting", append([]any{"version", version}, st.logAttrs()...)...)
 
@@ -310,6 +314,7 @@ func openCatalog(ctx context.Context, sf *serveFlags, nlf *nlFlags, env *cliEnv,
 		return nil, err
 	}
 	c.closeScorer = closeScorer
+	warnScorerEmbedder(log, scorer, emb)
 	var rw retriever.Rewriter
 	if sf.multihop {
 		rw = &retriever.OpenAIRewriter{URL: nlf.llmURL, Model: nlf.llmModel, APIKey: env.getenv("ATRIUM_LLM_API_KEY")}
@@ -345,7 +350,7 @@ func resolveEmbedder(ctx context.Context, db *pgxpool.Pool, cfg catalog.Embedder
 	if err == nil && builtin && cfg.Dimension == 0 && name == catalog.NewBuiltinEmbedder(0).Name() && dim > 0 {
 		cfg.Dimension = dim
 	}
-	emb, eerr := catalog.NewEmbedder(cfg)
+	emb, eerr := vocab.NewEmbedder(cfg)
 	if eerr != nil {
 		return nil, eerr
 	}

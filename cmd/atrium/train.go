@@ -42,6 +42,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	band := fs.Float64("tables-band", 0, "with --tables-like, admit only points within this many tables per question of the reference's, above or below (0: no more than the reference's)")
 	keep := fs.Bool("keep-db", false, "keep the scratch database")
 	verbose := fs.Bool("verbose", false, "log progress")
+	embed := embedderFlags(fs, env.getenv)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
@@ -71,8 +72,12 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 			extras = append(extras, f)
 		}
 	}
+	emb, closeEmb, err := buildEmbedder(embed(), log)
+	if err != nil {
+		return err
+	}
+	defer closeEmb()
 	var base, ref *retriever.LiteModel
-	var err error
 	if *recal != "" {
 		var nets []*retriever.LiteModel
 		for _, f := range strings.Split(*recal, ",") {
@@ -97,7 +102,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	m, err := atrtrain.RunTraining(ctx, atrtrain.TrainJob{
-		Recalibrate: base, TablesLike: ref,
+		Recalibrate: base, TablesLike: ref, Embedder: emb,
 		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,

@@ -61,3 +61,19 @@ func TestTrainATRBandNeedsReference(t *testing.T) {
 		require.ErrorContains(t, err, "--tables-band")
 	}
 }
+
+// The commands that own their catalog take the serving embedder flags, and
+// name the kinds they know when given another, before any database work.
+func TestUnknownEmbedderIsUsageError(t *testing.T) {
+	for name, run := range map[string]func(context.Context, *cliEnv, []string) error{
+		"train-atr": runTrainATR, "eval": runEval, "retrieve": runRetrieve,
+	} {
+		args := []string{"--embedder", "glove", "--dsn", "postgres://nobody@127.0.0.1:1/none", "--bench", "x"}
+		if name == "retrieve" {
+			args = []string{"--embedder", "glove", "--dsn", "postgres://nobody@127.0.0.1:1/none", "which tables?"}
+		}
+		err := run(context.Background(), envFrom(nil), args)
+		require.ErrorAs(t, err, new(usageError), name)
+		require.ErrorContains(t, err, "words, builtin, onnx or openai", name)
+	}
+}

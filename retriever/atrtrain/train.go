@@ -77,6 +77,7 @@ import (
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/retriever/evaluate"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/retriever/vocab/mine"
 )
 
@@ -1211,8 +1212,13 @@ type TrainJob struct {
 	// chooses at its own point, measured on the same questions at this
 	// build's features: no more, or within Train.MaxTables.Band (TableCap).
 	TablesLike *retriever.LiteModel
-	Train      TrainConfig
-	Logger     *slog.Logger
+	// Embedder embeds the training catalog and questions; nil means
+	// vocab.DefaultEmbedderKind's. The scorer's semantic features are
+	// learned on its vectors, so it should be the embedder the weights will
+	// serve with (its name is recorded in the weights' training data).
+	Embedder catalog.Embedder
+	Train    TrainConfig
+	Logger   *slog.Logger
 }
 
 // RunTraining loads the training schemas into a scratch database, builds
@@ -1289,7 +1295,12 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 			return nil, err
 		}
 	}
-	emb := catalog.NewBuiltinEmbedder(0)
+	emb := job.Embedder
+	if emb == nil {
+		if emb, err = vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind}); err != nil {
+			return nil, err
+		}
+	}
 	log.Info("train-atr: syncing the training catalog")
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Logger: log}); err != nil {
 		return nil, fmt.Errorf("sync training catalog: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // Method names of an evaluation report.
@@ -88,6 +89,9 @@ type EvalJob struct {
 	Config      retriever.Config
 	// Scorer reranks in ATR; nil means the built-in lite model.
 	Scorer retriever.Scorer
+	// Embedder embeds the catalog and the questions; nil means
+	// vocab.DefaultEmbedderKind's.
+	Embedder catalog.Embedder
 	// Progress, when set, receives a line now and then.
 	Progress io.Writer
 	Logger   *slog.Logger
@@ -96,7 +100,7 @@ type EvalJob struct {
 var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // RunEval loads the benchmark into a dedicated database, syncs its catalog
-// with the builtin embedder, runs every question and scores each method.
+// with the job's embedder, runs every question and scores each method.
 func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	log := job.Logger
 	if log == nil {
@@ -167,7 +171,12 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 		return nil, fmt.Errorf("eval: load benchmark: %w", err)
 	}
 	progress(job.Progress, "syncing the catalog\n")
-	emb := catalog.NewBuiltinEmbedder(0)
+	emb := job.Embedder
+	if emb == nil {
+		if emb, err = vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind}); err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+	}
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Logger: log}); err != nil {
 		return nil, fmt.Errorf("eval: sync catalog: %w", err)
 	}

@@ -72,3 +72,34 @@ func (e *Embeddings) CosineAt(i, j int32) (float64, bool) {
 	}
 	return float64(dot) / float64(e.norm[i]*e.norm[j]), true
 }
+
+// AddTo adds weight times the unit vector of the word at Index position i
+// to dst (of length Dim); it reports whether i has a vector.
+func (e *Embeddings) AddTo(dst []float32, i int32, weight float32) bool {
+	if e == nil || i < 0 || int(i) >= len(e.norm) || e.norm[i] == 0 {
+		return false
+	}
+	v := e.vec[int(i)*e.dim : int(i+1)*e.dim]
+	s := weight / e.norm[i]
+	for k, x := range v {
+		dst[k] += s * float32(x)
+	}
+	return true
+}
+
+// Dim is the vectors' length.
+func (e *Embeddings) Dim() int {
+	if e == nil {
+		return 0
+	}
+	return e.dim
+}
+
+// Len is the number of words. Their Index positions are ranks by
+// decreasing corpus frequency (the order GloVe's file lists them in).
+func (e *Embeddings) Len() int {
+	if e == nil {
+		return 0
+	}
+	return len(e.norm)
+}

@@ -42,6 +42,7 @@ import (
 	"github.com/atriumdb/atrium/proxy/resultcache"
 	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/sqlgen"
 	"github.com/atriumdb/atrium/test/llmfake"
 )
@@ -247,7 +248,12 @@ func run(n int, adminDSN, redisURL string) error {
 	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm;"+fixture); err != nil {
 		return fmt.Errorf("fixture: %w", err)
 	}
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder Atrium defaults to, which the shipped scorer was
+	// trained with.
+	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind})
+	if err != nil {
+		return err
+	}
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true, Schemas: []string{"shop"}}); err != nil {
 		return fmt.Errorf("catalog sync: %w", err)
 	}

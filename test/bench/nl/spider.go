@@ -17,6 +17,7 @@ import (
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/catalog/benchload"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // devQuestion is one Spider dev question with its gold SQL.
@@ -123,7 +124,12 @@ func runSpider(n int, adminDSN, redisURL, dir string, limit int) error {
 		return err
 	}
 	defer pool.Close()
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder Atrium defaults to, which the shipped scorer was
+	// trained with.
+	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind})
+	if err != nil {
+		return err
+	}
 	stats, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true})
 	if err != nil {
 		return fmt.Errorf("catalog sync: %w", err)

@@ -50,9 +50,10 @@ import (
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
-var vocab = strings.Fields(`account address agent airport album artist asset balance bank batch bill book booking branch budget building campaign car card cargo carrier category channel city claim class client clinic club coach college company contract country course credit crew customer debt delivery department device diagnosis discount doctor document donor driver employee engine enrollment equipment event exam expense factory farm fee film flight fund game grade grant guest hotel household incident invoice item job journal lab lease lesson library license loan location machine manager market match meeting member message mission model movie museum network nurse office order owner package parcel partner patient payment performance permit phone player policy port position product project property purchase race rating region rental report request reservation resource restaurant result review route sale satellite schedule school season sensor server service session shipment shop singer site skill song sponsor staff station stock store student subject supplier survey tax teacher team tenant ticket tour track trade train transaction trip unit user vehicle vendor venue visit voter warehouse weather winner worker zone`)
+var commonWords = strings.Fields(`account address agent airport album artist asset balance bank batch bill book booking branch budget building campaign car card cargo carrier category channel city claim class client clinic club coach college company contract country course credit crew customer debt delivery department device diagnosis discount doctor document donor driver employee engine enrollment equipment event exam expense factory farm fee film flight fund game grade grant guest hotel household incident invoice item job journal lab lease lesson library license loan location machine manager market match meeting member message mission model movie museum network nurse office order owner package parcel partner patient payment performance permit phone player policy port position product project property purchase race rating region rental report request reservation resource restaurant result review route sale satellite schedule school season sensor server service session shipment shop singer site skill song sponsor staff station stock store student subject supplier survey tax teacher team tenant ticket tour track trade train transaction trip unit user vehicle vendor venue visit voter warehouse weather winner worker zone`)
 
 // places are sampled values of the synthetic catalog's label columns, so
 // questions that name one exercise the value index.
@@ -68,13 +69,24 @@ func main() {
 	keep := flag.Bool("keep-db", false, "keep the scratch databases")
 	reuse := flag.Bool("reuse-db", false, "reuse the synthetic catalog a --keep-db run left behind when it has the same --tables and --vocab (skips the build; implies --keep-db)")
 	vocabMode := flag.String("vocab", "zipf", "synthetic names: zipf (a long-tailed vocabulary of 20,000 words, the 200 common ones at its head; questions name words of one table) or common (every name from 200 common words: each question word matches thousands of tables, a worst case for full-text ranking)")
+	embKind := flag.String("embedder", vocab.DefaultEmbedderKind, "embedder of both catalogs and their questions: words or builtin")
 	flag.Parse()
 	ctx := context.Background()
 	if *vocabMode != "zipf" && *vocabMode != "common" {
 		fmt.Fprintln(os.Stderr, "bench: --vocab must be zipf or common")
 		os.Exit(2)
 	}
-	b := &bench{server: *dsn, keep: *keep, reuse: *reuse, zipf: *vocabMode == "zipf"}
+	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: *embKind})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	vemb, ok := emb.(vectorEmbedder)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bench: --embedder %s: only the built-in embedders (words, builtin) are supported\n", *embKind)
+		os.Exit(2)
+	}
+	b := &bench{server: *dsn, keep: *keep, reuse: *reuse, zipf: *vocabMode == "zipf", emb: vemb}
 	if err := b.synthetic(ctx, *tables, *questions, *window, *retain); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: synthetic:", err)
 		os.Exit(1)
@@ -92,6 +104,14 @@ type bench struct {
 	keep   bool
 	reuse  bool
 	zipf   bool
+	emb    vectorEmbedder
+}
+
+// vectorEmbedder is a built-in embedder: the synthetic catalog is written
+// directly, one vector per table, without a sync.
+type vectorEmbedder interface {
+	catalog.Embedder
+	Vector(text string) []float32
 }
 
 // lexicon draws the words of synthetic names.
@@ -105,11 +125,11 @@ type lexicon struct {
 // vocabulary of the common words followed by 20,000 generated ones drawn
 // with Zipf's law (s = 1.1), as names in large catalogs are.
 func newLexicon(rng *rand.Rand, zipf bool) *lexicon {
-	l := &lexicon{words: vocab, rng: rng}
+	l := &lexicon{words: commonWords, rng: rng}
 	if zipf {
 		syl := strings.Fields("ba be bi bo bu da de di do du ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu")
-		words := append([]string(nil), vocab...)
-		for i := 0; len(words) < len(vocab)+20000; i++ {
+		words := append([]string(nil), commonWords...)
+		for i := 0; len(words) < len(commonWords)+20000; i++ {
 			words = append(words, syl[i%len(syl)]+syl[(i/len(syl))%len(syl)]+syl[(i/(len(syl)*len(syl)))%len(syl)]+"n")
 		}
 		l.words = words
@@ -181,7 +201,7 @@ func (b *bench) synthetic(ctx context.Context, n, nq, W, R int) error {
 		return err
 	}
 	defer pool.Close()
-	emb := catalog.NewBuiltinEmbedder(0)
+	emb := b.emb
 	start := time.Now()
 	syn := generateSynthetic(emb, n, b.zipf)
 	tables := syn.tables
@@ -218,7 +238,7 @@ func (b *bench) synthetic(ctx context.Context, n, nq, W, R int) error {
 	defer client.Close(context.Background())
 
 	rng := rand.New(rand.NewPCG(7, 11))
-	word := func() string { return vocab[rng.IntN(len(vocab))] }
+	word := func() string { return commonWords[rng.IntN(len(commonWords))] }
 	qs := make([]string, nq)
 	var targets []string // the table each question was drawn from (zipf only)
 	if b.zipf {
@@ -253,7 +273,7 @@ func (b *bench) synthetic(ctx context.Context, n, nq, W, R int) error {
 
 // synthCatalog is the synthetic catalog's rows, generated deterministically.
 type synthCatalog struct {
-	emb                   *catalog.BuiltinEmbedder
+	emb                   vectorEmbedder
 	tables                []synthTable
 	tableRows, cols, vals [][]any
 	edges                 [][]any
@@ -263,22 +283,26 @@ type synthCatalog struct {
 // count and the same first and last tables.
 func (s *synthCatalog) check(ctx context.Context, pool *pgxpool.Pool) error {
 	var count int
-	var first, last string
+	var first, last, embedder string
 	err := pool.QueryRow(ctx, `SELECT count(*),
 		(SELECT schema_name || '.' || table_name FROM atrium.tables ORDER BY id LIMIT 1),
-		(SELECT schema_name || '.' || table_name FROM atrium.tables ORDER BY id DESC LIMIT 1)
-		FROM atrium.tables`).Scan(&count, &first, &last)
+		(SELECT schema_name || '.' || table_name FROM atrium.tables ORDER BY id DESC LIMIT 1),
+		(SELECT embedder FROM atrium.catalog_state)
+		FROM atrium.tables`).Scan(&count, &first, &last, &embedder)
 	if err != nil {
 		return fmt.Errorf("read the reused catalog: %w", err)
 	}
 	if count != len(s.tables) || first != s.tables[0].qualified || last != s.tables[len(s.tables)-1].qualified {
 		return fmt.Errorf("the kept database holds another catalog (%d tables)", count)
 	}
+	if embedder != s.emb.Name() {
+		return fmt.Errorf("the kept catalog was embedded by %s, not %s", embedder, s.emb.Name())
+	}
 	return nil
 }
 
 // generateSynthetic draws n tables, their columns, values and join edges.
-func generateSynthetic(emb *catalog.BuiltinEmbedder, n int, zipf bool) *synthCatalog {
+func generateSynthetic(emb vectorEmbedder, n int, zipf bool) *synthCatalog {
 	rng := rand.New(rand.NewPCG(1, 2))
 	word := newLexicon(rng, zipf).word
 	var synth []synthTable
@@ -388,7 +412,7 @@ func (s *synthCatalog) write(ctx context.Context, pool *pgxpool.Pool) error {
 // hybridRef is the reference: a plain top-k hybrid query, the k best by
 // full-text rank and the k nearest by cosine, in one statement.
 type hybridRef struct {
-	emb *catalog.BuiltinEmbedder
+	emb vectorEmbedder
 	k   int
 }
 
@@ -575,7 +599,7 @@ func (b *bench) spider(ctx context.Context, dir string) error {
 	if _, err := benchload.Load(ctx, pool, dir, benchload.Options{}); err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
-	emb := catalog.NewBuiltinEmbedder(0)
+	emb := b.emb
 	if _, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb}); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
