@@ -21,13 +21,14 @@ import (
 	"github.com/atriumdb/atrium/proxy"
 	"github.com/atriumdb/atrium/proxy/resultcache"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/sqlgen"
 	"github.com/atriumdb/atrium/test/llmfake"
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
 // env is the question layer behind a real proxy in front of a throwaway
-// database with a real catalog (builtin embedder, real retriever); only the
+// database with a real catalog (the default embedder, real retriever); only the
 // LLM is a test double (test/llmfake).
 type env struct {
 	db   string // DSN of the database, as superuser
@@ -69,7 +70,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e.pool = pool
 	_, err = pool.Exec(ctx, o.fixture)
 	require.NoError(t, err)
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder the shipped scorer was trained with.
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true, Schemas: o.schemas})
 	require.NoError(t, err)
 	e.ret, err = retriever.New(pool, retriever.Config{}, retriever.Options{Embedder: emb})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
@@ -80,7 +81,9 @@ func sampleCatalog(ctx context.Context, t *testing.T) (*pgxpool.Pool, catalog.Em
 	conn.Release()
 	_, err = migrations.Up(ctx, pool, migrations.Options{})
 	require.NoError(t, err)
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder the shipped scorer was trained with.
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
 	require.NoError(t, err)
 	return pool, emb

@@ -12,6 +12,7 @@ import (
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
@@ -27,7 +28,9 @@ func setupCatalog(t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, testdb.ShopSchema)
 	require.NoError(t, err)
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder the shipped scorer was trained with.
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Schemas: []string{"shop", "zoo"}})
 	require.NoError(t, err)
 	return pool, emb

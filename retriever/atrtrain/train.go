@@ -1297,7 +1297,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	emb := job.Embedder
 	if emb == nil {
-		if emb, err = vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind}); err != nil {
+		if emb, err = vocab.NewDefaultEmbedder(); err != nil {
 			return nil, err
 		}
 	}

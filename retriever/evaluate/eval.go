@@ -173,7 +173,7 @@ func RunEval(ctx context.Context, job EvalJob) (*EvalReport, error) {
 	progress(job.Progress, "syncing the catalog\n")
 	emb := job.Embedder
 	if emb == nil {
-		if emb, err = vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind}); err != nil {
+		if emb, err = vocab.NewDefaultEmbedder(); err != nil {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	}

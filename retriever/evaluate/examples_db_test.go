@@ -13,6 +13,7 @@ import (
 	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/migrations"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
@@ -47,7 +48,9 @@ func TestEvaluateExampleSplit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = benchload.Load(ctx, pool, dir, benchload.Options{DBIDs: bench.PoolDBIDs()})
 	require.NoError(t, err)
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder the shipped scorer was trained with.
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
 	require.NoError(t, err)
 

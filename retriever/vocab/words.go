@@ -166,6 +166,12 @@ const DefaultEmbedderKind = "builtin"
 // EmbedderKinds lists the kinds NewEmbedder accepts, for usage messages.
 const EmbedderKinds = "words, builtin, onnx or openai"
 
+// NewDefaultEmbedder is NewEmbedder for DefaultEmbedderKind: the embedder
+// the shipped scorer was trained with.
+func NewDefaultEmbedder() (catalog.Embedder, error) {
+	return NewEmbedder(catalog.EmbedderConfig{Kind: DefaultEmbedderKind})
+}
+
 // CheckEmbedderKind reports an error wrapping catalog.ErrUnknownEmbedder
 // when NewEmbedder does not know kind, so that a command can say so before
 // it connects anywhere.

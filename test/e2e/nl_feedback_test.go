@@ -31,7 +31,7 @@ func TestServeFeedback(t *testing.T) {
 	defer pool.Close()
 	_, err = pool.Exec(ctx, nlFixture)
 	require.NoError(t, err)
-	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: catalog.NewBuiltinEmbedder(0), AutoMigrate: true, Schemas: []string{"shop"}})
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: mustDefaultEmbedder(t), AutoMigrate: true, Schemas: []string{"shop"}})
 	require.NoError(t, err)
 	llm := llmfake.Start(nlRules()...)
 	defer llm.Close()

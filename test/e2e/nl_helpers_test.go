@@ -17,6 +17,7 @@ import (
 	"github.com/atriumdb/atrium/proxy/resultcache"
 	"github.com/atriumdb/atrium/question"
 	"github.com/atriumdb/atrium/retriever"
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/atriumdb/atrium/sqlgen"
 	"github.com/atriumdb/atrium/test/llmfake"
 	"github.com/atriumdb/atrium/test/testdb"
@@ -54,7 +55,7 @@ func nlRules() []llmfake.Rule {
 }
 
 // nlEnv is a proxy with the NL pipeline in front of a database holding the
-// shop and its real catalog (synced with the builtin embedder, retrieved by
+// shop and its real catalog (synced with the default embedder, retrieved by
 // the real retriever); only the LLM is a test double.
 type nlEnv struct {
 	db    string
@@ -97,7 +98,9 @@ func startNL(t *testing.T, o nlOpts) *nlEnv {
 	pool, err := pgxpool.New(ctx, db)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	emb := catalog.NewBuiltinEmbedder(0)
+	// The embedder the shipped scorer was trained with.
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, AutoMigrate: true, Schemas: append([]string{"shop"}, o.extraSchemas...)})
 	require.NoError(t, err)
 	ret, err := retriever.New(pool, retriever.Config{}, retriever.Options{Embedder: emb})
@@ -189,4 +192,14 @@ func (e *nlEnv) newRole(t *testing.T, grants string) string {
 		_, _ = c.Exec(context.Background(), fmt.Sprintf("DROP OWNED BY %s; DROP ROLE %[1]s", name))
 	})
 	return name
+}
+
+// mustDefaultEmbedder is the embedder atrium serve uses by default (the
+// one the shipped scorer was trained with), for catalogs the tests sync
+// before they start it.
+func mustDefaultEmbedder(t *testing.T) catalog.Embedder {
+	t.Helper()
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
+	return emb
 }

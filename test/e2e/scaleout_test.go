@@ -43,7 +43,7 @@ func TestScaleOutTwoInstances(t *testing.T) {
 	pool, err := pgxpool.New(ctx, db)
 	require.NoError(t, err)
 	defer pool.Close()
-	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: catalog.NewBuiltinEmbedder(0), AutoMigrate: true, Schemas: []string{"shop"}})
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: mustDefaultEmbedder(t), AutoMigrate: true, Schemas: []string{"shop"}})
 	require.NoError(t, err)
 
 	llm := llmfake.Start(nlRules()...) // the test double of the LLM

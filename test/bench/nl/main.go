@@ -250,7 +250,7 @@ func run(n int, adminDSN, redisURL string) error {
 	}
 	// The embedder Atrium defaults to, which the shipped scorer was
 	// trained with.
-	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind})
+	emb, err := vocab.NewDefaultEmbedder()
 	if err != nil {
 		return err
 	}

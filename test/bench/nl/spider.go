@@ -126,7 +126,7 @@ func runSpider(n int, adminDSN, redisURL, dir string, limit int) error {
 	defer pool.Close()
 	// The embedder Atrium defaults to, which the shipped scorer was
 	// trained with.
-	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.DefaultEmbedderKind})
+	emb, err := vocab.NewDefaultEmbedder()
 	if err != nil {
 		return err
 	}
