@@ -55,13 +55,13 @@ type abstention struct {
 // much of what the question asks about the selected tables name at all
 // (names, columns, comments, value hits) — a question about the weather
 // names nothing a sales schema holds, whatever the ranking.
-func abstain(q *Query, atr *atrResult, floor, minCoverage float64, ev *AbstainEvidence) abstention {
+func abstain(q *Query, atr *atrResult, floor, minCoverage, coverCosine float64, ev *AbstainEvidence) abstention {
 	if atr.Selected == 0 || len(atr.Ranked) == 0 {
 		// Algorithm 1 itself found nothing above its threshold.
 		return abstention{best: math.Inf(-1), abstain: true}
 	}
 	sel := atr.Ranked[:atr.Selected]
-	v := abstention{best: math.Inf(-1), cosine: math.Inf(-1), coverage: selectionCoverage(q, sel)}
+	v := abstention{best: math.Inf(-1), cosine: math.Inf(-1), coverage: selectionCoverage(q, sel, coverCosine)}
 	for _, s := range sel {
 		v.best = max(v.best, s.Logit)
 		v.cosine = max(v.cosine, s.SemRaw)
@@ -78,9 +78,11 @@ func abstain(q *Query, atr *atrResult, floor, minCoverage float64, ev *AbstainEv
 // name, non-key columns, comment or matched values carry, directly or
 // through the vocabulary bridge (a synonym, derivation or learned
 // association of weight at least minBridgeWeight: "vocalists" is named by
-// singer). A question with no such word counts as fully covered: there is
-// nothing to judge by.
-func selectionCoverage(q *Query, sel []*Scored) float64 {
+// singer), or, when cosine > 0, whose word vector has at least that cosine
+// with one of those words' ("campuses" and university, which WordNet does
+// not relate). A question with no such word counts as fully covered: there
+// is nothing to judge by.
+func selectionCoverage(q *Query, sel []*Scored, cosine float64) float64 {
 	if q == nil {
 		return 1
 	}
@@ -96,6 +98,15 @@ func selectionCoverage(q *Query, sel []*Scored) float64 {
 		}
 	}
 	lex := vocab.Default()
+	emb := lex.Embeddings()
+	var ownVec []int32 // own words' vector positions, resolved once
+	if cosine > 0 {
+		for st := range own {
+			if i := emb.Index(st); i >= 0 {
+				ownVec = append(ownVec, i)
+			}
+		}
+	}
 	n, total := 0, 0
 	seen := map[string]bool{}
 	for i, w := range q.content.words {
@@ -109,14 +120,21 @@ func selectionCoverage(q *Query, sel []*Scored) float64 {
 			n++
 			continue
 		}
+		named := false
 		for _, e := range lex.Expand(w) {
 			if e.Weight < minBridgeWeight {
 				break
 			}
 			if hit := analyze(e.Term, true); len(hit.stems) > 0 && allIn(hit.stems, own) {
-				n++
+				named = true
 				break
 			}
+		}
+		if !named && len(ownVec) > 0 {
+			named = nearAny(emb, w, st, lex, ownVec, cosine)
+		}
+		if named {
+			n++
 		}
 	}
 	if total == 0 {
@@ -129,6 +147,28 @@ func selectionCoverage(q *Query, sel []*Scored) float64 {
 // question word as named (synonyms, derivations and learned pairs; not the
 // looser hypernyms and hyponyms).
 const minBridgeWeight = 0.4
+
+// nearAny reports whether question word w (by itself, its stem or its
+// lemma, the first that has a vector) has cosine at least min with one of
+// the vectors at own.
+func nearAny(emb *vocab.Embeddings, w, st string, lex *vocab.Lexicon, own []int32, min float64) bool {
+	i := emb.Index(strings.ToLower(w))
+	if i < 0 {
+		i = emb.Index(st)
+	}
+	if i < 0 {
+		i = emb.Index(lex.Lemma(w))
+	}
+	if i < 0 {
+		return false
+	}
+	for _, j := range own {
+		if c, ok := emb.CosineAt(i, j); ok && c >= min {
+			return true
+		}
+	}
+	return false
+}
 
 func allIn(stems []string, set map[string]bool) bool {
 	for _, s := range stems {

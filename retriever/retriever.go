@@ -63,6 +63,11 @@ type Config struct {
 	// matched values) for anything to be chosen. Nil:
 	// DefaultAbstainCoverage; 0 disables.
 	AbstainCoverage *float64
+	// AbstainCoverageCosine, when positive, also counts a question word as
+	// named by the selection when its word vector reaches this cosine with
+	// a word the selected tables carry (abstain.go). 0: off (the shipped
+	// behaviour); docs/retrieval.md, step 22.
+	AbstainCoverageCosine float64
 	// AbstainEvidence adds the absolute-evidence rule (abstain.go). Nil:
 	// off (the shipped behaviour).
 	AbstainEvidence *AbstainEvidence
@@ -658,7 +663,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	// empty, and a weak best table must not pull in its join neighbours.
 	// Coverage is judged on the user's words (a rewritten word is named
 	// by construction) through the same bridge as before.
-	ab := abstain(p.asked, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainEvidence)
+	ab := abstain(p.asked, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainCoverageCosine, r.cfg.AbstainEvidence)
 	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
 	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false

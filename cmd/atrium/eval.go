@@ -40,6 +40,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
 	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
 	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
+	coverCos := fs.Float64("abstain-coverage-cosine", 0, "also count a question word as named by the selection when its word vector reaches this cosine with a word the selected tables carry (0: off, the shipped behaviour)")
 	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
 	schemaRewrite := fs.Float64("schema-rewrite", 0, "least vocabulary-bridge weight at which a question word is said in a candidate table's words before scoring (0: the shipped default; negative: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
@@ -103,6 +104,10 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		}
 	}
 	cfg.SchemaRewrite = *schemaRewrite
+	if *coverCos < 0 || *coverCos > 1 {
+		return usageError{"--abstain-coverage-cosine must be from 0 to 1"}
+	}
+	cfg.AbstainCoverageCosine = *coverCos
 	if *floor != "" {
 		f, err := strconv.ParseFloat(*floor, 64)
 		if err != nil {
