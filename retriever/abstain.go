@@ -148,23 +148,23 @@ func selectionCoverage(q *Query, sel []*Scored, cosine float64) float64 {
 // looser hypernyms and hyponyms).
 const minBridgeWeight = 0.4
 
-// nearAny reports whether question word w (by itself, its stem or its
-// lemma, the first that has a vector) has cosine at least min with one of
-// the vectors at own.
+// nearAny reports whether question word w has cosine at least min with
+// one of the vectors at own, as itself or as its lemma ("campuses" is
+// further from university than campus is), or by its stem when neither
+// has a vector.
 func nearAny(emb *vocab.Embeddings, w, st string, lex *vocab.Lexicon, own []int32, min float64) bool {
-	i := emb.Index(strings.ToLower(w))
-	if i < 0 {
-		i = emb.Index(st)
+	forms := [2]int32{emb.Index(strings.ToLower(w)), emb.Index(lex.Lemma(w))}
+	if forms[0] < 0 && forms[1] < 0 {
+		forms[0] = emb.Index(st)
 	}
-	if i < 0 {
-		i = emb.Index(lex.Lemma(w))
-	}
-	if i < 0 {
-		return false
-	}
-	for _, j := range own {
-		if c, ok := emb.CosineAt(i, j); ok && c >= min {
-			return true
+	for _, i := range forms {
+		if i < 0 {
+			continue
+		}
+		for _, j := range own {
+			if c, ok := emb.CosineAt(i, j); ok && c >= min {
+				return true
+			}
 		}
 	}
 	return false

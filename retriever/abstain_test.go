@@ -114,3 +114,19 @@ func TestRetrieveAbstainEvidence(t *testing.T) {
 		require.Contains(t, chosenNames(res), "shop.products", "%+v", ev)
 	}
 }
+
+// Coverage counts a word-vector neighbour only when asked to: "campuses"
+// names the university table, which WordNet does not say (step 22 of
+// docs/retrieval.md); an unrelated word stays unnamed at any setting.
+func TestSelectionCoverageCosine(t *testing.T) {
+	uni := &TableInfo{ID: 1, Schema: "s", Name: "university", Columns: []ColumnInfo{{Name: "university_id"}, {Name: "name"}, {Name: "founded"}}}
+	uni.prepare(nil, nil)
+	sel := []*Scored{{Candidate: &Candidate{Table: uni, Rank: 1}}}
+	q := newQuery("How many campuses opened volcanoes?", nil, nil)
+	off := selectionCoverage(q, sel, 0)
+	on := selectionCoverage(q, sel, 0.6)
+	require.Greater(t, on, off, "campuses counts as named with word vectors")
+	near := selectionCoverage(q, sel, 0.99)
+	require.Equal(t, off, near, "a cosine no pair reaches adds nothing")
+	require.Less(t, on, 1.0, "volcanoes is named by nothing")
+}
