@@ -134,10 +134,6 @@ type Candidate struct {
 	// SLex, SSem are the min-max normalised scores (value hits included in
 	// SLex); S = α·SLex + (1−α)·SSem.
 	SLex, SSem, S float64
-	// scorerSem is the scorer's semantic evidence when it differs from
-	// SemRaw's (hybridParams.scorerDims).
-	scorerSem    float64
-	hasScorerSem bool
 	// Values are value-index entries that share words with the question.
 	Values []ValueHit
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -72,8 +71,6 @@ WITH lq AS (
 SELECT t.id,
        CASE WHEN lq.q IS NULL THEN 0 ELSE ts_rank_cd(t.tsv, lq.q) END,
        CASE WHEN $2::vector IS NULL OR t.embedding IS NULL THEN 0 ELSE 1 - (t.embedding <=> $2::vector) END,
-       CASE WHEN $2::vector IS NULL OR t.embedding IS NULL OR $8::int <= 0 THEN NULL
-            ELSE 1 - (subvector(t.embedding, 1, $8::int) <=> subvector($2::vector, 1, $8::int)) END,
        coalesce((SELECT array_agg(val.column_name || E'\x1f' || val.value ORDER BY val.column_name, val.value)
                  FROM val WHERE val.table_id = t.id), '{}'),
        (SELECT version FROM atrium.catalog_state),
@@ -95,26 +92,17 @@ type hybridParams struct {
 	// index ranks the lexical list (BM25F over the question's terms); nil
 	// falls back to ts_rank_cd in SQL.
 	index *lexIndex
-	// scorerDims, when positive, is how many leading dimensions of the
-	// embeddings the scorer's semantic evidence is computed over: the
-	// candidates are chosen with the whole vectors, and the kept ones are
-	// then scored and ordered as the scorer was trained (scorerView).
-	scorerDims int
-	terms      []queryTerm
+	terms []queryTerm
 	// force are tables kept among the candidates whatever their rank:
 	// the learning evidence's (examples, glossary, previous turn).
 	force map[int64]bool
 }
 
 type rawCandidate struct {
-	id  int64
-	lex float64
-	sem float64
-	// scorerSem is the cosine over the embedding's first
-	// hybridParams.scorerDims dimensions (valid when hasScorerSem).
-	scorerSem    float64
-	hasScorerSem bool
-	values       []ValueHit
+	id     int64
+	lex    float64
+	sem    float64
+	values []ValueHit
 }
 
 // fetchCandidates runs candidateSQL. extraIDs and extraValues let training
@@ -154,7 +142,7 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		lexQuery, matchQuery = "", ""
 	}
 	rows, err := r.db.Query(ctx, candidateSQL,
-		lexQuery, vec, p.perList, strings.Join(valKept, " | "), extraIDs, p.valueRows, matchQuery, p.scorerDims)
+		lexQuery, vec, p.perList, strings.Join(valKept, " | "), extraIDs, p.valueRows, matchQuery)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("hybrid search: %w", classifyCatalogErr(err))
 	}
@@ -163,15 +151,11 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 	for rows.Next() {
 		var c rawCandidate
 		var lex, sem float32
-		var scorerSem *float32
 		var vals []string
-		if err := rows.Scan(&c.id, &lex, &sem, &scorerSem, &vals, &version, &learningVersion); err != nil {
+		if err := rows.Scan(&c.id, &lex, &sem, &vals, &version, &learningVersion); err != nil {
 			return nil, 0, 0, fmt.Errorf("hybrid search: %w", err)
 		}
 		c.lex, c.sem = float64(lex), float64(sem)
-		if scorerSem != nil {
-			c.scorerSem, c.hasScorerSem = float64(*scorerSem), true
-		}
 		if p.index != nil {
 			c.lex = p.index.scoreOf(scores, c.id)
 		}
@@ -214,8 +198,7 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 		if t == nil {
 			continue
 		}
-		c := &Candidate{Table: t, LexRaw: rc.lex, SemRaw: rc.sem, Values: append([]ValueHit(nil), rc.values...),
-			scorerSem: rc.scorerSem, hasScorerSem: rc.hasScorerSem}
+		c := &Candidate{Table: t, LexRaw: rc.lex, SemRaw: rc.sem, Values: append([]ValueHit(nil), rc.values...)}
 		scoreValues(q, c, valueWordFilter{named: named, colNamed: colNamed, marked: marked})
 		cands = append(cands, c)
 	}
@@ -228,47 +211,21 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 		lexMin, lexMax = min(lexMin, c.LexRaw), max(lexMax, c.LexRaw)
 		semMin, semMax = min(semMin, c.SemRaw), max(semMax, c.SemRaw)
 	}
+	norm := func(v, lo, hi float64) float64 {
+		if hi-lo <= 1e-12 {
+			if hi > 0 {
+				return 1
+			}
+			return 0
+		}
+		return (v - lo) / (hi - lo)
+	}
 	for _, c := range cands {
 		val := max(c.valFull, 0.5*c.valPart)
-		c.SLex = (1-p.valueW)*minMax(c.LexRaw, lexMin, lexMax) + p.valueW*val
-		c.SSem = minMax(c.SemRaw, semMin, semMax)
+		c.SLex = (1-p.valueW)*norm(c.LexRaw, lexMin, lexMax) + p.valueW*val
+		c.SSem = norm(c.SemRaw, semMin, semMax)
 		c.S = p.alpha*c.SLex + (1-p.alpha)*c.SSem
 	}
-	sortCandidates(cands)
-	all := cands
-	if len(cands) > p.keep {
-		kept := cands[:p.keep:p.keep]
-		for _, c := range cands[p.keep:] {
-			if p.force[c.Table.ID] {
-				kept = append(kept, c)
-			}
-		}
-		cands = kept
-	}
-	if p.scorerDims > 0 {
-		scorerView(cands, all, p.alpha)
-	}
-	for i, c := range cands {
-		c.Rank = i + 1
-	}
-	schemaCoverage(q, cands)
-	return cands
-}
-
-// minMax is v's place between lo and hi; a constant list scores 1 when
-// positive, else 0.
-func minMax(v, lo, hi float64) float64 {
-	if hi-lo <= 1e-12 {
-		if hi > 0 {
-			return 1
-		}
-		return 0
-	}
-	return (v - lo) / (hi - lo)
-}
-
-// sortCandidates orders by hybrid score, best first.
-func sortCandidates(cands []*Candidate) {
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].S != cands[j].S {
 			return cands[i].S > cands[j].S
@@ -280,33 +237,20 @@ func sortCandidates(cands []*Candidate) {
 		}
 		return cands[i].Table.Name < cands[j].Table.Name
 	})
-}
-
-// scorerView re-scores the kept candidates with the scorer's semantic
-// evidence (Candidate.scorerSem, normalised over the whole union all as the
-// full cosine was) and orders them by it: the words embedder's leading
-// dimensions are the builtin embedder's vector, so a scorer trained on
-// builtin vectors sees exactly the features it was trained on, over
-// candidates the word vectors chose (docs/retrieval.md, step 22).
-func scorerView(kept, all []*Candidate, alpha float64) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, c := range all {
-		if c.hasScorerSem {
-			lo, hi = min(lo, c.scorerSem), max(hi, c.scorerSem)
+	if len(cands) > p.keep {
+		kept := cands[:p.keep:p.keep]
+		for _, c := range cands[p.keep:] {
+			if p.force[c.Table.ID] {
+				kept = append(kept, c)
+			}
 		}
+		cands = kept
 	}
-	if lo > hi {
-		return
+	for i, c := range cands {
+		c.Rank = i + 1
 	}
-	for _, c := range kept {
-		if !c.hasScorerSem {
-			continue
-		}
-		c.SemRaw = c.scorerSem
-		c.SSem = minMax(c.scorerSem, lo, hi)
-		c.S = alpha*c.SLex + (1-alpha)*c.SSem
-	}
-	sortCandidates(kept)
+	schemaCoverage(q, cands)
+	return cands
 }
 
 // lexMatchBudget is how many full-text matches the lexical list ranks at

@@ -198,15 +198,13 @@ type Options struct {
 
 // Retriever finds the tables a question needs. Safe for concurrent use.
 type Retriever struct {
-	db  *pgxpool.Pool
-	cfg Config
-	log *slog.Logger
-	emb Embedder
-	sc  Scorer
-	// scorerDims: see hybridParams.
-	scorerDims int
-	lite       *LiteModel
-	rw         Rewriter
+	db   *pgxpool.Pool
+	cfg  Config
+	log  *slog.Logger
+	emb  Embedder
+	sc   Scorer
+	lite *LiteModel
+	rw   Rewriter
 
 	snap   atomic.Pointer[snapshot]
 	loadMu sync.Mutex
@@ -244,30 +242,7 @@ func New(db *pgxpool.Pool, cfg Config, opts Options) (*Retriever, error) {
 		r.sc = lite
 	}
 	r.cfg.Expansion = cfg.Expansion.withDefaults(lite)
-	r.scorerDims = scorerDims(r.emb, r.sc)
 	return r, nil
-}
-
-// prefixEmbedder is an embedder whose vectors begin with another
-// embedder's (the words embedder's with the builtin one's).
-type prefixEmbedder interface {
-	// PrefixOf is how many leading dimensions of its vectors are a scaled
-	// copy of the vectors of the embedder named name (0: none).
-	PrefixOf(name string) int
-}
-
-// scorerDims is hybridParams.scorerDims for a lite scorer trained on
-// another embedder's vectors than emb's: when emb's vectors begin with
-// those, the scorer's semantic evidence is taken from that prefix.
-func scorerDims(emb Embedder, sc Scorer) int {
-	t := TrainedEmbedder(sc)
-	if emb == nil || t == "" || t == emb.Name() {
-		return 0
-	}
-	if pe, ok := emb.(prefixEmbedder); ok {
-		return pe.PrefixOf(t)
-	}
-	return 0
 }
 
 // ConfigurePool prepares a pgxpool config for the retriever: registers
@@ -540,7 +515,7 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 	q := newQuery(question, emb, snap.g)
 	q.setExpansions(r.vocab, r.cfg.QuestionExpansion)
 	p := hybridParams{perList: r.cfg.PerList, valueRows: r.cfg.ValueRows, alpha: r.cfg.Alpha, valueW: r.cfg.ValueWeight, keep: keep, stats: stats,
-		index: ix, terms: questionTerms(q, r.vocab, r.cfg.QuestionExpansion), scorerDims: r.scorerDims}
+		index: ix, terms: questionTerms(q, r.vocab, r.cfg.QuestionExpansion)}
 	ev := &learningEvidence{}
 	var li *learningIndex
 	var prevIDs map[int64]bool

@@ -114,11 +114,6 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 // embedder's vectors than emb's: retrieval works, less well than measured.
 func warnScorerEmbedder(log *slog.Logger, s retriever.Scorer, emb interface{ Name() string }) {
 	if t := retriever.TrainedEmbedder(s); t != "" && emb != nil && t != emb.Name() {
-		if pe, ok := emb.(interface{ PrefixOf(string) int }); ok && pe.PrefixOf(t) > 0 {
-			// The retriever gives the scorer the evidence it was trained
-			// on from the vectors' prefix (retriever.scorerDims).
-			return
-		}
 		log.Warn("the ATR scorer was trained with another embedder; retrieval quality will be below what was measured for it (train-atr --embedder, or use the embedder it names)",
 			"scorer_embedder", t, "embedder", emb.Name())
 	}

@@ -65,17 +65,6 @@ func NewWordsEmbedder(lx *Lexicon) (*WordsEmbedder, error) {
 // Name implements catalog.Embedder.
 func (w *WordsEmbedder) Name() string { return WordsEmbedderName }
 
-// PrefixOf says that the first 256 dimensions of a words-v1 vector are the
-// builtin-v1 vector (times a positive constant, so cosines over them are
-// the builtin embedder's): a scorer trained on builtin vectors can be
-// given its own evidence over a catalog embedded by this one.
-func (w *WordsEmbedder) PrefixOf(name string) int {
-	if name == w.hashed.Name() {
-		return w.hashed.Dimension()
-	}
-	return 0
-}
-
 // Dimension implements catalog.Embedder.
 func (w *WordsEmbedder) Dimension() int { return w.hashed.Dimension() + w.emb.Dim() }
 
