@@ -10,19 +10,6 @@ import (
 	"github.com/atriumdb/atrium/catalog"
 )
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 func TestWordsEmbedderContract(t *testing.T) {
 	e, err := NewWordsEmbedder(Default())
 	require.NoError(t, err)
@@ -76,14 +63,14 @@ func TestWordsEmbedderRelatesSynonyms(t *testing.T) {
 		{"table documents: columns title, created", "which files were created last", "which rivers were created last"},
 	} {
 		doc := words.Vector(c.doc)
-		syn, unrel := cosine(doc, words.Vector(c.synonym)), cosine(doc, words.Vector(c.unrelated))
+		syn, unrel := catalog.Cosine(doc, words.Vector(c.synonym)), catalog.Cosine(doc, words.Vector(c.unrelated))
 		require.Greater(t, syn, unrel+0.05, "%q: synonym %.3f, unrelated %.3f", c.doc, syn, unrel)
 		hdoc := hashed.Vector(c.doc)
-		hsyn, hunrel := cosine(hdoc, hashed.Vector(c.synonym)), cosine(hdoc, hashed.Vector(c.unrelated))
+		hsyn, hunrel := catalog.Cosine(hdoc, hashed.Vector(c.synonym)), catalog.Cosine(hdoc, hashed.Vector(c.unrelated))
 		require.Less(t, hsyn, hunrel+0.05, "%q: the hashed features alone do not relate them (%.3f, %.3f)", c.doc, hsyn, hunrel)
 	}
 	// Folded identifiers are segmented before their vectors are looked up.
-	folded := cosine(words.Vector("customername"), words.Vector("customer name"))
+	folded := catalog.Cosine(words.Vector("customername"), words.Vector("customer name"))
 	require.Greater(t, folded, 0.6)
 }
 
