@@ -51,6 +51,9 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	if err := vocab.CheckEmbedderKind(ecfg.Kind); err != nil {
 		return usageError{"--embedder: " + err.Error()}
 	}
+	if err := atr.validate(); err != nil {
+		return err
+	}
 	var rw retriever.Rewriter
 	if *llmURL != "" {
 		rw = &retriever.OpenAIRewriter{URL: *llmURL, Model: *llmModel, APIKey: env.getenv("ATRIUM_LLM_API_KEY")}
@@ -152,23 +155,10 @@ func addATRFlags(fs *flag.FlagSet) *atrFlags {
 // build returns the scorer the flags select, checked against ATR window
 // size window, and the function that frees it.
 func (f *atrFlags) build(window int, log *slog.Logger) (retriever.Scorer, func() error, error) {
-	kind := strings.ToLower(*f.scorer)
-	if kind != retriever.ScorerLite && kind != retriever.ScorerONNX {
-		return nil, nil, usageError{fmt.Sprintf("--atr-scorer %q: want lite or onnx", *f.scorer)}
+	if err := f.validate(); err != nil {
+		return nil, nil, err
 	}
-	if kind == retriever.ScorerONNX && *f.model == "" {
-		return nil, nil, usageError{"--atr-scorer onnx needs --atr-model"}
-	}
-	if kind == retriever.ScorerLite && (*f.model != "" || *f.tokenizer != "") {
-		return nil, nil, usageError{"--atr-model and --atr-tokenizer need --atr-scorer onnx"}
-	}
-	if kind == retriever.ScorerONNX && *f.weights != "" {
-		return nil, nil, usageError{"--atr-weights is for --atr-scorer lite"}
-	}
-	if _, _, err := retriever.ParseATRDevice(*f.device); err != nil {
-		return nil, nil, usageError{"--atr-device: " + err.Error()}
-	}
-	s, closeFn, err := retriever.NewScorer(retriever.ScorerConfig{Kind: kind, LiteWeights: *f.weights, ONNX: retriever.ONNXConfig{
+	s, closeFn, err := retriever.NewScorer(retriever.ScorerConfig{Kind: strings.ToLower(*f.scorer), LiteWeights: *f.weights, ONNX: retriever.ONNXConfig{
 		ModelPath: *f.model, TokenizerPath: *f.tokenizer, Device: *f.device, DeviceFallback: *f.fallback,
 		RuntimeLib: f.runtimeLib(), Logger: log,
 	}})
@@ -180,4 +170,26 @@ func (f *atrFlags) build(window int, log *slog.Logger) (retriever.Scorer, func()
 		return nil, nil, usageError{err.Error()}
 	}
 	return s, closeFn, nil
+}
+
+// validate reports the flags' usage errors without loading anything, so
+// that a command can report them before it connects anywhere.
+func (f *atrFlags) validate() error {
+	kind := strings.ToLower(*f.scorer)
+	if kind != retriever.ScorerLite && kind != retriever.ScorerONNX {
+		return usageError{fmt.Sprintf("--atr-scorer %q: want lite or onnx", *f.scorer)}
+	}
+	if kind == retriever.ScorerONNX && *f.model == "" {
+		return usageError{"--atr-scorer onnx needs --atr-model"}
+	}
+	if kind == retriever.ScorerLite && (*f.model != "" || *f.tokenizer != "") {
+		return usageError{"--atr-model and --atr-tokenizer need --atr-scorer onnx"}
+	}
+	if kind == retriever.ScorerONNX && *f.weights != "" {
+		return usageError{"--atr-weights is for --atr-scorer lite"}
+	}
+	if _, _, err := retriever.ParseATRDevice(*f.device); err != nil {
+		return usageError{"--atr-device: " + err.Error()}
+	}
+	return nil
 }

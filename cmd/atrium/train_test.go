@@ -77,3 +77,12 @@ func TestUnknownEmbedderIsUsageError(t *testing.T) {
 		require.ErrorContains(t, err, "words, builtin, onnx or openai", name)
 	}
 }
+
+// retrieve builds its scorer after it connects (an onnx scorer shares the
+// onnx embedder's runtime), yet reports the scorer flags' usage errors
+// before it tries the database.
+func TestRetrieveScorerFlagsCheckedFirst(t *testing.T) {
+	err := runRetrieve(context.Background(), envFrom(nil), []string{"--atr-scorer", "bert", "--dsn", "postgres://nobody@127.0.0.1:1/none", "which tables?"})
+	require.ErrorAs(t, err, new(usageError))
+	require.ErrorContains(t, err, "--atr-scorer")
+}
