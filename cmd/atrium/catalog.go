@@ -55,9 +55,9 @@ func embedderFlags(fs *flag.FlagSet, getenv func(string) string) func() catalog.
 	}
 }
 
-// buildEmbedder builds the embedder cfg selects for a command that owns its
-// catalog (eval, train-atr), with the function that frees it; an unknown
-// kind is a usage error.
+// buildEmbedder builds the embedder cfg selects (catalog sync and watch,
+// eval, train-atr), with the function that frees it; an unknown kind is a
+// usage error.
 func buildEmbedder(cfg catalog.EmbedderConfig, log *slog.Logger) (catalog.Embedder, func(), error) {
 	cfg.Logger = log
 	emb, err := vocab.NewEmbedder(cfg)
@@ -116,16 +116,11 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: lvl}))
 
-	emb, err := vocab.NewEmbedder(func() catalog.EmbedderConfig { c := embed(); c.Logger = log; return c }())
-	if errors.Is(err, catalog.ErrUnknownEmbedder) {
-		return usageError{err.Error()}
-	}
+	emb, closeEmb, err := buildEmbedder(embed(), log)
 	if err != nil {
 		return err
 	}
-	if c, ok := emb.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer closeEmb()
 	src, err := pgxpool.New(ctx, *dsn)
 	if err != nil {
 		return fmt.Errorf("connect to --dsn: %w", err)
