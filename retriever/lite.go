@@ -80,15 +80,18 @@ type TrainedExpansion struct {
 
 // TrainInfo records how a LiteModel was trained, so a reader can reproduce it.
 type TrainInfo struct {
-	Data      string  `json:"data"`
-	Seed      uint64  `json:"seed"`
-	Epochs    int     `json:"epochs"`
-	Questions int     `json:"questions"`
-	Windows   int     `json:"windows"`
-	TrainLoss float64 `json:"train_loss"`
-	ValidLoss float64 `json:"valid_loss"`
-	ValidF1   float64 `json:"valid_f1"`
-	BestEpoch int     `json:"best_epoch"`
+	Data      string `json:"data"`
+	Seed      uint64 `json:"seed"`
+	Epochs    int    `json:"epochs"`
+	Questions int    `json:"questions"`
+	// Unanswerable counts the training questions also asked against a
+	// pool without their database (train-atr --unanswerable).
+	Unanswerable int     `json:"unanswerable,omitempty"`
+	Windows      int     `json:"windows"`
+	TrainLoss    float64 `json:"train_loss"`
+	ValidLoss    float64 `json:"valid_loss"`
+	ValidF1      float64 `json:"valid_f1"`
+	BestEpoch    int     `json:"best_epoch"`
 	// AveragedEpochs, when positive, says the weights are the mean of the
 	// last AveragedEpochs epochs (train-atr --average-epochs), ending at
 	// BestEpoch.

@@ -268,3 +268,47 @@ func goldFromSpider(db *Database, parsed json.RawMessage) []string {
 	walk(tree)
 	return out
 }
+
+// AnsweredElsewhere reports whether a database of pool (db_ids) other than
+// own has tables named like every one of gold ("schema.table"), case,
+// separators and a plural s folded: "How many singers do we have?" asked
+// without concert_singer is still answered by singer.singer, so it is no
+// unanswerable question. The unanswerable sets of `atrium eval` and the
+// unanswerable training pools of `atrium train-atr` both use this rule.
+func (b *Bench) AnsweredElsewhere(own string, gold, pool []string) bool {
+	if len(gold) == 0 {
+		return false
+	}
+	for _, id := range pool {
+		if strings.EqualFold(id, own) {
+			continue
+		}
+		db := b.DBs[strings.ToLower(id)]
+		if db == nil {
+			continue
+		}
+		names := map[string]bool{}
+		for _, t := range db.TableNames {
+			names[foldTableName(t)] = true
+		}
+		all := true
+		for _, g := range gold {
+			_, t, _ := strings.Cut(g, ".")
+			if !names[foldTableName(t)] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// foldTableName folds case, separators and a plural s, so singer and
+// Singers meet.
+func foldTableName(name string) string {
+	n := strings.NewReplacer("_", "", " ", "").Replace(strings.ToLower(name))
+	return strings.TrimSuffix(n, "s")
+}

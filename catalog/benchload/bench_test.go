@@ -56,3 +56,20 @@ func TestUnanswerableQuestions(t *testing.T) {
 	require.False(t, b.Questions[0].Unanswerable())
 	require.Equal(t, []string{"a_db"}, b.PoolDBIDs())
 }
+
+// TestAnsweredElsewhere: a question is answered elsewhere only when one
+// other database of the pool has tables named like all its gold tables.
+func TestAnsweredElsewhere(t *testing.T) {
+	b := &Bench{DBs: map[string]*Database{
+		"concert_singer": {DBID: "concert_singer", TableNames: []string{"singer", "concert", "singer_in_concert"}},
+		"singer":         {DBID: "singer", TableNames: []string{"Singers", "song"}},
+		"orchestra":      {DBID: "orchestra", TableNames: []string{"conductor", "concert"}},
+	}}
+	all := []string{"concert_singer", "singer", "orchestra"}
+	require.True(t, b.AnsweredElsewhere("concert_singer", []string{"concert_singer.singer"}, all))
+	require.False(t, b.AnsweredElsewhere("concert_singer", []string{"concert_singer.singer"}, []string{"concert_singer", "orchestra"}))
+	// singer and concert exist, but in two different databases.
+	require.False(t, b.AnsweredElsewhere("concert_singer", []string{"concert_singer.singer", "concert_singer.concert"}, all))
+	require.False(t, b.AnsweredElsewhere("concert_singer", []string{"concert_singer.singer_in_concert"}, all))
+	require.False(t, b.AnsweredElsewhere("concert_singer", nil, all))
+}

@@ -36,6 +36,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
 	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
 	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
+	unanswerable := fs.Float64("unanswerable", 0, "share of training questions also asked, with no table to find, against a pool without their database; the threshold learns to beat every table there (0: none)")
 	members := fs.Int("members", 1, "train this many networks (seeds --seed, --seed+1, …) on the same data, in parallel, and ship their ensemble: logits averaged, one operating point chosen for the mean (the shipped weights are a 4-member ensemble)")
 	recal := fs.String("recalibrate", "", "weights file(s), comma-separated, whose networks are kept (several files: pooled into one ensemble): only the operating point (threshold bias, relative cut, expansion margins) is chosen again on the held-out training questions")
 	like := fs.String("tables-like", "", "weights file whose operating point bounds the one chosen: on the held-out training questions, no more tables per question than it chooses, by Algorithm 1 and after expansion (with --tables-band, about as many)")
@@ -57,6 +58,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *band < 0 || (*band > 0 && *like == "") {
 		return usageError{"--tables-band needs --tables-like and a band of 0 or more tables"}
+	}
+	if *unanswerable < 0 || *unanswerable > 1 {
+		return usageError{"--unanswerable must be a share from 0 to 1"}
 	}
 	if *pairsStrict && *pairFolds <= 0 {
 		return usageError{"--learned-pairs-strict needs --learned-pairs-folds"}
@@ -107,7 +111,8 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
 			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members,
-			MaxTables: atrtrain.TableCap{Band: *band}},
+			Unanswerable: *unanswerable,
+			MaxTables:    atrtrain.TableCap{Band: *band}},
 	})
 	if err != nil {
 		return err

@@ -96,3 +96,30 @@ func TestAugmentedGold(t *testing.T) {
 	require.Equal(t, "x_aug.vocalist", v.mapTable("x.singer"))
 	require.Equal(t, "x_aug.concert", v.mapTable("x.concert"))
 }
+
+// TestUnanswerableTraining: with --unanswerable, training questions are
+// also asked against pools without their database, and the weights say how
+// many were.
+func TestUnanswerableTraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads Spider's training schemas")
+	}
+	dir, _ := filepath.Abs("../../../shared/bench/spider")
+	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
+		t.Skipf("Spider benchmark not found at %s", dir)
+	}
+	ctx := context.Background()
+	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(),
+		Train: TrainConfig{Epochs: 1, Limit: 80, Unanswerable: 1}}
+	m, err := RunTraining(ctx, job)
+	require.NoError(t, err)
+	require.Contains(t, m.Training.Data, "also asked unanswerable")
+	// Every training question but the held-out 15% is asked again without
+	// its database, unless another database of the pool answers it by
+	// its tables' names.
+	require.Greater(t, m.Training.Unanswerable, m.Training.Questions/2)
+	require.LessOrEqual(t, m.Training.Unanswerable, m.Training.Questions*85/100+1)
+}

@@ -133,6 +133,17 @@ type TrainConfig struct {
 	// (foldPairs), so the fold's substitutions are as new to the pairs as
 	// dev's.
 	LearnedPairsStrict bool
+	// Unanswerable is the share of training questions also asked, with no
+	// table to find, against a pool of other databases (their own left
+	// out; a draw where another database has tables named like all the
+	// gold ones is skipped, benchload.Bench.AnsweredElsewhere). Their
+	// windows hold only negatives, and in them the threshold must beat
+	// every table with the weight a gold table has against it
+	// (windowLoss): ATR's own loss weights such a window by β, so the
+	// network meets the look-alike tables of a question asked in the
+	// wrong place only as faint negatives and learns nothing of when to
+	// choose none. 0: none.
+	Unanswerable float64
 	// Members is the number of networks TrainEnsemble trains (seeds Seed,
 	// Seed+1, …) and averages; 0 or 1: one network.
 	Members int
@@ -227,16 +238,20 @@ type TrainWindow struct {
 	Pair [][]float64
 	Thr  []float64
 	Gold []bool
+	// NoAnswer marks a window of an unanswerable training question
+	// (TrainConfig.Unanswerable).
+	NoAnswer bool
 }
 
 // trainQuestion keeps what validation needs to rerun the pipeline.
 type trainQuestion struct {
-	q     *retriever.Query
-	cands []*retriever.Candidate // ranks 1–50
-	low   []*retriever.Candidate // ranks 51–100
-	gold  map[string]bool
-	prep  *retriever.Prepared // for expansion (its join graph)
-	valid bool                // held out
+	q        *retriever.Query
+	cands    []*retriever.Candidate // ranks 1–50
+	low      []*retriever.Candidate // ranks 51–100
+	gold     map[string]bool
+	prep     *retriever.Prepared // for expansion (its join graph)
+	valid    bool                // held out
+	noAnswer bool                // asked without its database (TrainConfig.Unanswerable)
 }
 
 // TrainingSet is the output of BuildTrainingSet.
@@ -245,7 +260,10 @@ type TrainingSet struct {
 	questions []*trainQuestion
 	valid     []*trainQuestion
 	Questions int
-	Embedder  string
+	// NoAnswer counts the unanswerable training questions
+	// (TrainConfig.Unanswerable), which Questions does not.
+	NoAnswer int
+	Embedder string
 
 	h1Complete int // questions whose gold tables all made the top 50
 }
@@ -310,6 +328,9 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 	sort.Strings(schemas)
 	poolRng := rand.New(rand.NewPCG(cfg.Seed, 0x9001))
 	augRng := rand.New(rand.NewPCG(cfg.Seed, 0xa06))
+	// Its own stream, so that the answerable questions' pools are drawn
+	// exactly as without unanswerable ones.
+	unRng := rand.New(rand.NewPCG(cfg.Seed, 0x0a5))
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	order := rng.Perm(len(bench.Questions))
 	n := len(order)
@@ -468,6 +489,38 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 			set.h1Complete++
 		}
 		set.questions = append(set.questions, &trainQuestion{q: p.Query, prep: p, cands: h1, low: h2, gold: goldSet, valid: valid})
+		if !valid && cfg.Unanswerable > 0 && poolDBs > 0 && poolDBs < len(schemas) && unRng.Float64() < cfg.Unanswerable {
+			own := strings.ToLower(bq.DBID)
+			var poolIDs []string
+			pool := map[int64]bool{}
+			var extra []int64
+			for _, i := range unRng.Perm(len(schemas)) {
+				if len(poolIDs) >= poolDBs {
+					break
+				}
+				if schemas[i] == own {
+					continue
+				}
+				poolIDs = append(poolIDs, schemas[i])
+				for _, id := range bySchema[schemas[i]] {
+					pool[id] = true
+					extra = append(extra, id)
+				}
+			}
+			if !bench.AnsweredElsewhere(own, gold, poolIDs) {
+				up, err := qr.PrepareCandidates(ctx, question, retriever.CandidateOptions{Keep: 2 * rcfg.Candidates, Pool: pool, ExtraIDs: extra})
+				if err != nil {
+					return nil, fmt.Errorf("unanswerable training candidates for %q: %w", question, err)
+				}
+				u1, u2 := up.Candidates, []*retriever.Candidate(nil)
+				if len(u1) > half {
+					u1, u2 = up.Candidates[:half], up.Candidates[half:]
+				}
+				u1, u2 = retriever.Renumber(up.Query, u1), retriever.Renumber(up.Query, u2)
+				set.NoAnswer++
+				set.questions = append(set.questions, &trainQuestion{q: up.Query, prep: up, cands: u1, low: u2, gold: map[string]bool{}, noAnswer: true})
+			}
+		}
 		if (k+1)%1000 == 0 {
 			cfg.Logger.Info("training set", "questions", k+1, "of", n)
 		}
@@ -489,7 +542,7 @@ func (set *TrainingSet) buildWindows(cfg TrainConfig) {
 		for _, half := range [][]*retriever.Candidate{tq.cands, tq.low} {
 			for _, w := range oracleWindows(half, tq.gold, cfg.Window, cfg.Retain, rng) {
 				pair, thr := retriever.WindowFeatures(tq.q, w)
-				tw := TrainWindow{Pair: pair, Thr: thr, Gold: make([]bool, len(w))}
+				tw := TrainWindow{Pair: pair, Thr: thr, Gold: make([]bool, len(w)), NoAnswer: tq.noAnswer}
 				for i, c := range w {
 					tw.Gold[i] = tq.gold[strings.ToLower(c.Table.QualifiedName())]
 				}
@@ -546,8 +599,10 @@ const (
 )
 
 // windowLoss returns ATR's loss for one window and its gradient with respect
-// to the table logits and the threshold logit.
-func windowLoss(logits []float64, thr float64, gold []bool) (loss float64, gl []float64, gt float64) {
+// to the table logits and the threshold logit. In a window of an
+// unanswerable question (noAnswer) the threshold is the answer: L2 is
+// weighted by α, as a gold table is in L1, instead of β.
+func windowLoss(logits []float64, thr float64, gold []bool, noAnswer bool) (loss float64, gl []float64, gt float64) {
 	n := len(logits)
 	gl = make([]float64, n)
 	// L1 = −Σ_{r∈P} log softmax_{P∪{th}}(r)
@@ -578,6 +633,10 @@ func windowLoss(logits []float64, thr float64, gold []bool) (loss float64, gl []
 	}
 	// L2 = −log softmax_{N∪{th}}(th)
 	{
+		beta := lossBeta
+		if noAnswer {
+			beta = lossAlpha
+		}
 		m := thr
 		for _, i := range neg {
 			m = math.Max(m, logits[i])
@@ -587,10 +646,10 @@ func windowLoss(logits []float64, thr float64, gold []bool) (loss float64, gl []
 			z += math.Exp(logits[i] - m)
 		}
 		lse := m + math.Log(z)
-		loss += lossBeta * (lse - thr)
-		gt += lossBeta * (math.Exp(thr-lse) - 1)
+		loss += beta * (lse - thr)
+		gt += beta * (math.Exp(thr-lse) - 1)
 		for _, i := range neg {
-			gl[i] += lossBeta * math.Exp(logits[i]-lse)
+			gl[i] += beta * math.Exp(logits[i]-lse)
 		}
 	}
 	// L_RC = −(1/|P∪N|) Σ [y log σ(l) + (1−y) log(1−σ(l))]
@@ -735,6 +794,7 @@ func Train(ctx context.Context, set *TrainingSet, cfg TrainConfig) (*retriever.L
 	best.Training.Seed = cfg.Seed
 	best.Training.Epochs = cfg.Epochs
 	best.Training.Questions = set.Questions
+	best.Training.Unanswerable = set.NoAnswer
 	best.Training.Windows = len(set.Train)
 	best.Training.Embedder = set.Embedder
 	best.Training.Candidates = 50
@@ -855,7 +915,7 @@ func accumulate(m *retriever.LiteModel, w *TrainWindow, grads [][]float64, x, h 
 	tf := append([]float64(nil), w.Thr...)
 	retriever.SetLogitStats(tf, logits)
 	thr := m.ThreshLogit(tf)
-	loss, gl, gt := windowLoss(logits, thr, w.Gold)
+	loss, gl, gt := windowLoss(logits, thr, w.Gold, w.NoAnswer)
 	gW1, gB1, gW2, gB2, gV, gU := grads[0], grads[1], grads[2], grads[3], grads[4], grads[5]
 	P := retriever.NumPairFeatures
 	for i := range w.Pair {
@@ -1320,7 +1380,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	if err != nil {
 		return nil, err
 	}
-	log.Info("train-atr: training", "questions", set.Questions, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
+	log.Info("train-atr: training", "questions", set.Questions, "unanswerable", set.NoAnswer, "top50_complete", set.h1Complete, "windows", len(set.Train), "validation", len(set.valid))
 	if job.TablesLike != nil {
 		if job.Train.MaxTables, err = capOf(ctx, set, job.TablesLike, job.Train); err != nil {
 			return nil, err
@@ -1348,6 +1408,9 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	if job.Train.ValidByDB {
 		data += ", validation split by database"
+	}
+	if job.Train.Unanswerable > 0 {
+		data += fmt.Sprintf(", a share of %.2f also asked unanswerable", job.Train.Unanswerable)
 	}
 	if job.Train.LearnedPairsFolds > 0 {
 		data += fmt.Sprintf(", learned pairs mined in %d folds by database", job.Train.LearnedPairsFolds)

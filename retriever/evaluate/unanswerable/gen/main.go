@@ -79,8 +79,6 @@ func run(benchDir, synDir, out string, seed uint64, nTrain, poolDBs int) error {
 			return fmt.Errorf("%s has %d training questions, %s %d", synDir, len(synTrain.Questions), benchDir, len(train.Questions))
 		}
 	}
-	names := tableNames(dev)
-
 	offDev, err := readLines(filepath.Join(out, "offtopic_dev.txt"))
 	if err != nil {
 		return err
@@ -97,7 +95,7 @@ func run(benchDir, synDir, out string, seed uint64, nTrain, poolDBs int) error {
 		if err != nil {
 			return err
 		}
-		if answeredElsewhere(names, q.DBID, gold, devDBs) {
+		if dev.AnsweredElsewhere(q.DBID, gold, devDBs) {
 			skipped++
 			continue
 		}
@@ -114,7 +112,6 @@ func run(benchDir, synDir, out string, seed uint64, nTrain, poolDBs int) error {
 		return err
 	}
 	trainDBs := dbIDs(train.Questions)
-	tnames := tableNames(train)
 	rng := rand.New(rand.NewPCG(seed, 0xab57a1))
 	order := rng.Perm(len(train.Questions))
 	pool := func(own string, withOwn bool) []string {
@@ -160,7 +157,7 @@ func run(benchDir, synDir, out string, seed uint64, nTrain, poolDBs int) error {
 			continue
 		}
 		p := pool(q.DBID, false)
-		if answeredElsewhere(tnames, q.DBID, gold, p) {
+		if train.AnsweredElsewhere(q.DBID, gold, p) {
 			tSkipped++
 			continue
 		}
@@ -186,48 +183,6 @@ func run(benchDir, synDir, out string, seed uint64, nTrain, poolDBs int) error {
 	}
 	fmt.Fprintf(os.Stderr, "train.json: %d answerable, %d foreign-db (%d left out), %d off-topic questions\n", nAns, nUn, tSkipped, len(offTune))
 	return nil
-}
-
-// tableNames maps each database to its tables' normalised names.
-func tableNames(b *benchload.Bench) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for id, db := range b.DBs {
-		m := map[string]bool{}
-		for _, t := range db.TableNames {
-			m[norm(t)] = true
-		}
-		out[id] = m
-	}
-	return out
-}
-
-// norm folds case, separators and a plural s, so singer and Singers meet.
-func norm(name string) string {
-	n := strings.NewReplacer("_", "", " ", "").Replace(strings.ToLower(name))
-	return strings.TrimSuffix(n, "s")
-}
-
-// answeredElsewhere reports whether a database of pool other than own has
-// tables named like all of gold ("schema.table").
-func answeredElsewhere(names map[string]map[string]bool, own string, gold []string, pool []string) bool {
-	for _, db := range pool {
-		if strings.EqualFold(db, own) {
-			continue
-		}
-		tn := names[strings.ToLower(db)]
-		all := len(gold) > 0
-		for _, g := range gold {
-			_, t, _ := strings.Cut(g, ".")
-			if !tn[norm(t)] {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 func dbIDs(qs []benchload.Question) []string {
