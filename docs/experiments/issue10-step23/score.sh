@@ -6,6 +6,8 @@
 #
 #   go run ./docs/experiments/issue10-step23/foldun FOLDDIR
 #   bash docs/experiments/issue10-step23/score.sh FOLDDIR WDIR PREFIX [K...]
+#
+# EVAL_FLAGS adds flags to every eval (step 24: EVAL_FLAGS='--embedder words').
 set -eu
 fx=$1 wd=$2 pre=$3
 shift 3
@@ -17,7 +19,7 @@ for k in "${ks[@]}"; do
   for s in sp syn; do
     [ -s "$d/${s}_$k.jsonl" ] ||
       "$fx/base/strict-$k" eval --bench "$fx/ho_${s}_$k" --unanswerable "$fx/un_${s}_$k.json" \
-        --atr-weights "$wd/${pre}_$k.json" --abstain-floor=-inf --abstain-coverage=0 \
+        --atr-weights "$wd/${pre}_$k.json" --abstain-floor=-inf --abstain-coverage=0 ${EVAL_FLAGS:-} \
         --per-question "$d/${s}_$k.jsonl" >/dev/null 2>&1
   done
 done

@@ -1,8 +1,9 @@
 // Command catalogbench measures `atrium catalog sync` on a synthetic
 // database: it creates N tables (varied names, 5-40 columns, foreign keys, a
 // few rows each) in a throwaway database, then times a cold sync and a
-// no-change re-sync with the builtin embedder and reports tables per second
-// and peak memory. run.sh runs it at 10,000 and 100,000 tables.
+// no-change re-sync with the chosen built-in embedder (-embedder builtin,
+// the default, or words) and reports tables per second and peak memory.
+// run.sh runs it at 10,000 and 100,000 tables.
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 
 	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/migrations"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 var words = strings.Fields(`customer order invoice payment product supplier warehouse shipment employee department
@@ -47,7 +49,20 @@ func main() {
 	dsn := flag.String("dsn", "", "sync this existing database (then re-sync it) instead of synthesising one")
 	force := flag.Bool("force", false, "with -dsn: rebuild every table")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the syncs to this file")
+	embedder := flag.String("embedder", vocab.DefaultEmbedderKind, "built-in embedder the catalog is synced with: builtin or words (docs/retrieval.md)")
 	flag.Parse()
+	// The model-backed kinds need a model file or an endpoint, which this
+	// bench does not take; it measures what ships in the binary.
+	if k := strings.ToLower(*embedder); k != "builtin" && k != vocab.EmbedderWords {
+		fmt.Fprintf(os.Stderr, "catalogbench: -embedder %q: want builtin or %s\n", *embedder, vocab.EmbedderWords)
+		os.Exit(2)
+	}
+	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: *embedder})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "catalogbench:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("embedder:     %s (%d dimensions)\n", emb.Name(), emb.Dimension())
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -62,19 +77,19 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *dsn != "" {
-		if err := resync(*dsn, *force); err != nil {
+		if err := resync(*dsn, *force, emb); err != nil {
 			fmt.Fprintln(os.Stderr, "catalogbench:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := run(*admin, *n, *perSchema, *rows, *viewEvery, *keep); err != nil {
+	if err := run(*admin, *n, *perSchema, *rows, *viewEvery, *keep, emb); err != nil {
 		fmt.Fprintln(os.Stderr, "catalogbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(adminDSN string, n, perSchema, rows, viewEvery int, keep bool) error {
+func run(adminDSN string, n, perSchema, rows, viewEvery int, keep bool, emb catalog.Embedder) error {
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, adminDSN)
 	if err != nil {
@@ -129,14 +144,14 @@ func run(adminDSN string, n, perSchema, rows, viewEvery int, keep bool) error {
 	}()
 	cpu0, srv0 := clientCPU(), serverCPU(ctx, pool)
 	cold := time.Now()
-	st, err := catalog.Sync(ctx, pool, catalog.SyncOptions{})
+	st, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
 	if err != nil {
 		return fmt.Errorf("cold sync: %w", err)
 	}
 	coldD := time.Since(cold)
 	cpu1, srv1 := clientCPU(), serverCPU(ctx, pool)
 	warm := time.Now()
-	st2, err := catalog.Sync(ctx, pool, catalog.SyncOptions{})
+	st2, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
 	if err != nil {
 		return fmt.Errorf("re-sync: %w", err)
 	}
@@ -167,7 +182,7 @@ func run(adminDSN string, n, perSchema, rows, viewEvery int, keep bool) error {
 
 // resync syncs an existing database's catalog (cold when it has none, with
 // -force a full rebuild) and then again with nothing changed.
-func resync(dsn string, force bool) error {
+func resync(dsn string, force bool, emb catalog.Embedder) error {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
@@ -183,14 +198,14 @@ func resync(dsn string, force bool) error {
 	fmt.Printf("existing database with %d relations\n", n)
 	cpu0, srv0 := clientCPU(), serverCPU(ctx, pool)
 	t0 := time.Now()
-	st, err := catalog.Sync(ctx, pool, catalog.SyncOptions{AutoMigrate: true, Force: force})
+	st, err := catalog.Sync(ctx, pool, catalog.SyncOptions{AutoMigrate: true, Force: force, Embedder: emb})
 	if err != nil {
 		return err
 	}
 	d := time.Since(t0)
 	cpu1, srv1 := clientCPU(), serverCPU(ctx, pool)
 	t1 := time.Now()
-	st2, err := catalog.Sync(ctx, pool, catalog.SyncOptions{})
+	st2, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb})
 	if err != nil {
 		return err
 	}
