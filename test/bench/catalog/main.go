@@ -120,7 +120,11 @@ func run(adminDSN string, n, perSchema, rows, viewEvery int, keep bool, emb cata
 	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
 		return err
 	}
-	fmt.Printf("synthesised %d relations (%d per schema, %d rows each, every %dth a view) in %s\n", n, perSchema, rows, viewEvery, time.Since(t0).Round(time.Second))
+	views := "no views"
+	if viewEvery > 0 {
+		views = fmt.Sprintf("one in %d a view", viewEvery)
+	}
+	fmt.Printf("synthesised %d relations (%d per schema, %d rows each, %s) in %s\n", n, perSchema, rows, views, time.Since(t0).Round(time.Second))
 	if _, err := migrations.Up(ctx, pool, migrations.Options{}); err != nil {
 		return err
 	}
