@@ -3,8 +3,6 @@ package atrtrain
 import (
 	"context"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,16 +66,7 @@ func TestSchemaVariant(t *testing.T) {
 // loaded beside the originals and training questions are asked against
 // them, their gold tables mapped to the copies' names.
 func TestAugmentedTraining(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Spider's training schemas")
-	}
-	dir, _ := filepath.Abs("../../../shared/bench/spider")
-	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
-		t.Skipf("Spider benchmark not found at %s", dir)
-	}
+	dir := spiderTrainDir(t)
 	ctx := context.Background()
 	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(),
 		Train: TrainConfig{Epochs: 1, Limit: 80, AugmentSchemas: 1, ValidByDB: true}}
@@ -101,16 +90,7 @@ func TestAugmentedGold(t *testing.T) {
 // also asked against pools without their database, and the weights say how
 // many were.
 func TestUnanswerableTraining(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Spider's training schemas")
-	}
-	dir, _ := filepath.Abs("../../../shared/bench/spider")
-	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
-		t.Skipf("Spider benchmark not found at %s", dir)
-	}
+	dir := spiderTrainDir(t)
 	ctx := context.Background()
 	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(),
 		Train: TrainConfig{Epochs: 1, Limit: 80, Unanswerable: 1}}

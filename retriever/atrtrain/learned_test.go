@@ -110,18 +110,10 @@ func TestFoldPairsLeaveOwnDatabaseOut(t *testing.T) {
 // TestLearnedPairsFoldsTraining: a short training run with learned pairs
 // mined in folds from Spider-Syn's training questions.
 func TestLearnedPairsFoldsTraining(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Spider's training schemas")
-	}
-	dir, _ := filepath.Abs("../../../shared/bench/spider")
-	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
-		dir = d
-	}
+	dir := spiderTrainDir(t)
 	syn := filepath.Join(dir, "..", "spider-syn", "train_spider.json")
-	for _, f := range []string{filepath.Join(dir, "train_spider.json"), syn} {
-		if _, err := os.Stat(f); err != nil {
-			t.Skipf("Spider / Spider-Syn not found: %s", f)
-		}
+	if _, err := os.Stat(syn); err != nil {
+		t.Skipf("Spider-Syn not found: %s", syn)
 	}
 	ctx := context.Background()
 	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(), ExtraQuestions: []string{syn}, HoldOutEvery: 7,

@@ -205,16 +205,7 @@ func TestTableCapAdmits(t *testing.T) {
 // rule training uses: a scorer whose threshold bias was moved away gets
 // back exactly the bias and cut its own training chose.
 func TestRecalibrateKeepsNetwork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Spider's training schemas")
-	}
-	dir, _ := filepath.Abs("../../../shared/bench/spider")
-	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
-		t.Skipf("Spider benchmark not found at %s", dir)
-	}
+	dir := spiderTrainDir(t)
 	ctx := context.Background()
 	job := TrainJob{BenchDir: dir, ServerDSN: testdb.AdminDSN(), Train: TrainConfig{Epochs: 2, Limit: 120}}
 	trained, err := RunTraining(ctx, job)
@@ -324,4 +315,22 @@ func TestTrainZeroesConstantFeatures(t *testing.T) {
 	before := m.PairLogit(row, x, h)
 	row[slot] = 1
 	require.Equal(t, before, m.PairLogit(row, x, h))
+}
+
+// spiderTrainDir is the Spider benchmark the training tests load
+// (ATRIUM_SPIDER_DIR, else the shared copy beside the repository); the
+// test is skipped in -short mode or when it is not there.
+func spiderTrainDir(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("loads Spider's training schemas")
+	}
+	dir, _ := filepath.Abs("../../../shared/bench/spider")
+	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
+		t.Skipf("Spider benchmark not found at %s", dir)
+	}
+	return dir
 }
