@@ -16,7 +16,8 @@ import (
 // This file is what retrieval learns from the people who use Atrium:
 // curated examples (atrium.examples), a reviewed glossary (atrium.glossary)
 // and the session's previous turn. None of it bypasses the scorer but the
-// glossary, which DBAs curate table by table:
+// glossary, which DBAs curate table by table, and the previous turn's
+// tables once the scorer kept one of them:
 //
 //   - an example whose question is close to the asked one adds its tables to
 //     the candidates and a logit bonus to them, bounded by
@@ -26,7 +27,8 @@ import (
 //     Config.ExamplePenalty), so its tables are not diluted;
 //   - a glossary term the question names has its tables chosen;
 //   - a follow-up keeps the previous turn's tables as candidates with a
-//     bounded bonus (Config.FollowUpBonus) and lowers the others a little.
+//     bounded bonus (Config.FollowUpBonus) and lowers the others a little;
+//     when Algorithm 1 keeps any of them, it keeps them all (keepPrevious).
 //
 // The shifts are added to whatever Scorer is configured (bonusScorer), so
 // Algorithm 1, abstention and expansion see them as the scorer's opinion.
@@ -882,6 +884,23 @@ func (ev *learningEvidence) namedBeyondExample(q *Query) func(*TableInfo) bool {
 			}
 		}
 		return named && beyond
+	}
+}
+
+// keepPrevious pins the previous turn's tables when Algorithm 1 kept any
+// of them: a follow-up that stays on the previous question's topic refines
+// its SQL ("and only for London?"), which joined all of them. Their bonus
+// alone does not ensure it: the relative cut measures every table against
+// the best one, and a previous table the follow-up's own words also name
+// can outrank the others by more than the bonus (a scorer trained with
+// another embedder than the catalog's spreads logits further). A follow-up
+// that moved on keeps none of them, so it pins nothing.
+func (ev *learningEvidence) keepPrevious(atr *atrResult) {
+	for _, s := range atr.Ranked[:atr.Selected] {
+		if ev.previous[s.Table.ID] {
+			pinSelected(atr, ev.previous)
+			return
+		}
 	}
 }
 

@@ -6,6 +6,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/catalog"
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 func reasonsOf(res *Result, name string) []string {
@@ -169,8 +172,23 @@ func TestGlossaryTermChoosesTables(t *testing.T) {
 
 // A follow-up keeps the previous turn's tables; without the turn the same
 // words retrieve what they retrieve alone.
+//
+// It holds with the word-vector embedder too, which the shipped scorer was
+// not trained on: there the follow-up's own words lift shop.customers so far
+// above shop.orders that the relative cut left orders out, bonus and all,
+// until a follow-up that keeps one previous table kept them all.
 func TestFollowUpKeepsPreviousTables(t *testing.T) {
-	pool, emb := setupCatalog(t)
+	for _, kind := range []string{vocab.DefaultEmbedderKind, vocab.EmbedderWords} {
+		t.Run(kind, func(t *testing.T) {
+			emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: kind})
+			require.NoError(t, err)
+			followUpKeepsPreviousTables(t, emb)
+		})
+	}
+}
+
+func followUpKeepsPreviousTables(t *testing.T, emb catalog.Embedder) {
+	pool, emb := setupCatalogWith(t, emb)
 	ctx := context.Background()
 	r, err := New(pool, Config{}, Options{Embedder: emb})
 	require.NoError(t, err)
@@ -292,4 +310,32 @@ func TestNamedBeyondExample(t *testing.T) {
 	require.False(t, spare(table("friend")), "the question does not name it")
 	require.False(t, spare(table("id")), "generic words name nothing")
 	require.Nil(t, (&learningEvidence{}).namedBeyondExample(q))
+}
+
+// keepPrevious pins every previous-turn table once Algorithm 1 kept one of
+// them, behind what it selected, and pins nothing when it kept none.
+func TestKeepPrevious(t *testing.T) {
+	sc := func(id int64) *Scored { return &Scored{Candidate: &Candidate{Table: &TableInfo{ID: id}}} }
+	ids := func(a *atrResult) []int64 {
+		var out []int64
+		for _, s := range a.Ranked[:a.Selected] {
+			out = append(out, s.Table.ID)
+		}
+		return out
+	}
+	ev := &learningEvidence{previous: map[int64]bool{2: true, 4: true}}
+
+	moved := &atrResult{Ranked: []*Scored{sc(1), sc(3), sc(2), sc(4)}, Selected: 2}
+	ev.keepPrevious(moved)
+	require.Equal(t, []int64{1, 3}, ids(moved))
+
+	kept := &atrResult{Ranked: []*Scored{sc(2), sc(1), sc(3), sc(4)}, Selected: 2}
+	ev.keepPrevious(kept)
+	require.Equal(t, []int64{2, 1, 4}, ids(kept))
+	require.Len(t, kept.Ranked, 4)
+
+	none := &learningEvidence{}
+	same := &atrResult{Ranked: []*Scored{sc(1), sc(2)}, Selected: 1}
+	none.keepPrevious(same)
+	require.Equal(t, []int64{1}, ids(same))
 }

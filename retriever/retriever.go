@@ -652,6 +652,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	// The glossary's tables are chosen: DBAs named them for the term.
 	pinSelected(atr, p.learn.pinned)
 	p.learn.pinExact(atr)
+	p.learn.keepPrevious(atr)
 	res.Timings.ATR = time.Since(t)
 	res.Timings.Windows = atr.Windows
 	res.Threshold = atr.Threshold

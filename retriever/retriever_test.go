@@ -18,6 +18,15 @@ import (
 
 func setupCatalog(t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
 	t.Helper()
+	// The embedder the shipped scorer was trained with.
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
+	return setupCatalogWith(t, emb)
+}
+
+// setupCatalogWith is setupCatalog with the catalog embedded by emb.
+func setupCatalogWith(t *testing.T, emb catalog.Embedder) (*pgxpool.Pool, catalog.Embedder) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dsn := testdb.New(t, "vector", "pg_trgm")
@@ -27,9 +36,6 @@ func setupCatalog(t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
 	_, err = migrations.Up(ctx, pool, migrations.Options{})
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, testdb.ShopSchema)
-	require.NoError(t, err)
-	// The embedder the shipped scorer was trained with.
-	emb, err := vocab.NewDefaultEmbedder()
 	require.NoError(t, err)
 	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Schemas: []string{"shop", "zoo"}})
 	require.NoError(t, err)
