@@ -14,19 +14,8 @@ import (
 	"github.com/atriumdb/atrium/test/testdb"
 )
 
-func spiderDir(t *testing.T) string {
-	dir, _ := filepath.Abs("../../../shared/bench/spider")
-	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(filepath.Join(dir, "tables.json")); err != nil {
-		t.Skipf("Spider benchmark not found at %s", dir)
-	}
-	return dir
-}
-
 func TestLoadSpiderDatabases(t *testing.T) {
-	dir := spiderDir(t)
+	dir := testdb.SpiderDir(t, "tables.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pool, err := pgxpool.New(ctx, testdb.New(t))

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -318,19 +316,12 @@ func TestTrainZeroesConstantFeatures(t *testing.T) {
 }
 
 // spiderTrainDir is the Spider benchmark the training tests load
-// (ATRIUM_SPIDER_DIR, else the shared copy beside the repository); the
-// test is skipped in -short mode or when it is not there.
+// (testdb.SpiderDir); they are skipped in -short mode, since they load its
+// 140 training schemas.
 func spiderTrainDir(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("loads Spider's training schemas")
 	}
-	dir, _ := filepath.Abs("../../../shared/bench/spider")
-	if d := os.Getenv("ATRIUM_SPIDER_DIR"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(filepath.Join(dir, "train_spider.json")); err != nil {
-		t.Skipf("Spider benchmark not found at %s", dir)
-	}
-	return dir
+	return testdb.SpiderDir(t, "train_spider.json")
 }
