@@ -472,12 +472,7 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		if err != nil {
 			return nil, fmt.Errorf("training candidates for %q: %w", question, err)
 		}
-		half := rcfg.Candidates
-		h1, h2 := p.Candidates, []*retriever.Candidate(nil)
-		if len(h1) > half {
-			h1, h2 = p.Candidates[:half], p.Candidates[half:]
-		}
-		h1, h2 = retriever.Renumber(p.Query, h1), retriever.Renumber(p.Query, h2)
+		h1, h2 := halves(p, rcfg.Candidates)
 		set.Questions++
 		inH1 := 0
 		for _, c := range h1 {
@@ -512,11 +507,7 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 				if err != nil {
 					return nil, fmt.Errorf("unanswerable training candidates for %q: %w", question, err)
 				}
-				u1, u2 := up.Candidates, []*retriever.Candidate(nil)
-				if len(u1) > half {
-					u1, u2 = up.Candidates[:half], up.Candidates[half:]
-				}
-				u1, u2 = retriever.Renumber(up.Query, u1), retriever.Renumber(up.Query, u2)
+				u1, u2 := halves(up, rcfg.Candidates)
 				set.NoAnswer++
 				set.questions = append(set.questions, &trainQuestion{q: up.Query, prep: up, cands: u1, low: u2, gold: map[string]bool{}, noAnswer: true})
 			}
@@ -527,6 +518,17 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 	}
 	set.buildWindows(cfg)
 	return set, nil
+}
+
+// halves splits a prepared question's candidates into the first half
+// (ranks 1 to half, the list Algorithm 1 scores) and the rest, each
+// renumbered from 1.
+func halves(p *retriever.Prepared, half int) (h1, h2 []*retriever.Candidate) {
+	h1 = p.Candidates
+	if len(h1) > half {
+		h1, h2 = p.Candidates[:half], p.Candidates[half:]
+	}
+	return retriever.Renumber(p.Query, h1), retriever.Renumber(p.Query, h2)
 }
 
 // buildWindows turns the collected candidate lists into training windows
