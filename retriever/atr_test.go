@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // fixedScorer gives each table a fixed logit and the threshold a fixed value,
@@ -95,6 +97,26 @@ func TestDefaultLiteModelLoads(t *testing.T) {
 	m, err := DefaultLiteModel()
 	require.NoError(t, err)
 	require.Equal(t, numPairFeatures, m.PairFeatures)
+}
+
+// TestScorerFitsEmbedder: the shipped weights serve the default embedder
+// without the "trained with another embedder" warning (they were measured
+// with it), and the builtin one they were trained on; other embedders and
+// other weights are judged by what their file says.
+func TestScorerFitsEmbedder(t *testing.T) {
+	m, err := DefaultLiteModel()
+	require.NoError(t, err)
+	def, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
+	require.True(t, ScorerFitsEmbedder(m, def.Name()))
+	require.True(t, ScorerFitsEmbedder(m, "builtin-v1"))
+	require.False(t, ScorerFitsEmbedder(m, "onnx:all-MiniLM-L6-v2"))
+
+	retrained := &LiteModel{Training: TrainInfo{Embedder: "words-v1"}}
+	require.True(t, ScorerFitsEmbedder(retrained, "words-v1"))
+	require.False(t, ScorerFitsEmbedder(retrained, "builtin-v1"), "measured_with is what a person vouches for, not symmetric")
+	require.True(t, ScorerFitsEmbedder(&LiteModel{}, "anything"), "weights that do not say are not second-guessed")
+	require.True(t, ScorerFitsEmbedder(nil, "anything"))
 }
 
 // The training code replays Algorithm 1 with shifted thresholds from one

@@ -97,8 +97,13 @@ type TrainInfo struct {
 	// BestEpoch.
 	AveragedEpochs int    `json:"averaged_epochs,omitempty"`
 	Embedder       string `json:"embedder"`
-	Candidates     int    `json:"candidates"`
-	PoolDBs        int    `json:"pool_dbs"`
+	// MeasuredWith names other embedders these weights were evaluated
+	// with and found fit to serve with (the shipped weights: words-v1,
+	// docs/retrieval.md steps 25 and 26). train-atr leaves it empty; a
+	// person adds a name with the measurement that backs it.
+	MeasuredWith []string `json:"measured_with,omitempty"`
+	Candidates   int      `json:"candidates"`
+	PoolDBs      int      `json:"pool_dbs"`
 	// HeldOutATR and HeldOutDefault are Algorithm 1 alone and ATR +
 	// expansion on the held-out training questions, with the shipped
 	// threshold bias and margins.

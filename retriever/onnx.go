@@ -675,6 +675,18 @@ func TrainedEmbedder(s Scorer) string {
 	return ""
 }
 
+// ScorerFitsEmbedder reports whether s was trained or measured with the
+// embedder named emb, or says nothing about it (other scorers, weights
+// without a training embedder): false means its quality with emb is
+// unknown, and likely below what was measured for it.
+func ScorerFitsEmbedder(s Scorer, emb string) bool {
+	m, ok := s.(*LiteModel)
+	if !ok || m == nil || m.Training.Embedder == "" || m.Training.Embedder == emb {
+		return true
+	}
+	return slices.Contains(m.Training.MeasuredWith, emb)
+}
+
 // CheckWindow reports whether s can score windows of w tables (the onnx
 // scorer's tokenizer has a bounded number of table markers).
 func CheckWindow(s Scorer, w int) error {

@@ -113,13 +113,14 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-// warnScorerEmbedder logs when the lite scorer was trained on another
-// embedder's vectors than emb's: retrieval works, less well than measured.
+// warnScorerEmbedder logs when the lite scorer was neither trained nor
+// measured with emb's vectors: retrieval works, less well than measured.
 func warnScorerEmbedder(log *slog.Logger, s retriever.Scorer, emb interface{ Name() string }) {
-	if t := retriever.TrainedEmbedder(s); t != "" && emb != nil && t != emb.Name() {
-		log.Warn("the ATR scorer was trained with another embedder; retrieval quality will be below what was measured for it (train-atr --embedder, or use the embedder it names)",
-			"scorer_embedder", t, "embedder", emb.Name())
+	if emb == nil || retriever.ScorerFitsEmbedder(s, emb.Name()) {
+		return
 	}
+	log.Warn("the ATR scorer was trained with another embedder; retrieval quality will be below what was measured for it (train-atr --embedder, or use the embedder it names)",
+		"scorer_embedder", retriever.TrainedEmbedder(s), "embedder", emb.Name())
 }
 
 // atrFlags are the ATR scorer flags shared by retrieve, eval and serve.

@@ -346,7 +346,7 @@ func resolveEmbedder(ctx context.Context, db *pgxpool.Pool, cfg catalog.Embedder
 	if err != nil {
 		log.Warn("catalog state unreadable at start-up; questions use the configured embedder", "err", err)
 	}
-	builtin := strings.EqualFold(cfg.Kind, "builtin") || cfg.Kind == ""
+	builtin := vocab.ResolveEmbedderKind(cfg.Kind) == "builtin"
 	if err == nil && builtin && cfg.Dimension == 0 && name == catalog.NewBuiltinEmbedder(0).Name() && dim > 0 {
 		cfg.Dimension = dim
 	}

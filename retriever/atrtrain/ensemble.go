@@ -94,6 +94,7 @@ func Pool(models ...*retriever.LiteModel) (*retriever.LiteModel, error) {
 	}
 	e.Training = models[0].Training
 	e.Training.HeldOutATR, e.Training.HeldOutDefault = nil, nil
+	e.Training.MeasuredWith = nil // measured for the first file's ensemble, not this one
 	e.Training.Data += fmt.Sprintf("; networks of %d weights files pooled (%d members)", len(models), len(e.Members))
 	if len(e.Members) == 1 {
 		only := e.Members[0]

@@ -884,6 +884,9 @@ func Recalibrate(ctx context.Context, set *TrainingSet, m *retriever.LiteModel, 
 	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables)
 	chooseOperatingPoint(ctx, best, set, cfg)
 	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate" + cfg.MaxTables.note()
+	// What was measured with other embedders was this network at its old
+	// operating point.
+	best.Training.MeasuredWith = nil
 	return best, nil
 }
 

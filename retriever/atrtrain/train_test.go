@@ -154,6 +154,7 @@ func TestPool(t *testing.T) {
 	require.NoError(t, err)
 	one.ThresholdBias, one.RelativeCut = 1.5, 0.875
 	one.Expansion = &retriever.TrainedExpansion{ExpandMargin: 1}
+	ens.Training.MeasuredWith = []string{"words-v1"}
 
 	p, err := Pool(ens, one)
 	require.NoError(t, err)
@@ -164,6 +165,7 @@ func TestPool(t *testing.T) {
 	require.Zero(t, p.ThresholdBias)
 	require.Nil(t, p.Expansion)
 	require.Contains(t, p.Training.Data, "networks of 2 weights files pooled (3 members)")
+	require.Empty(t, p.Training.MeasuredWith, "a measurement of the first file's ensemble is not one of the pool")
 	require.Equal(t, 1.5, one.ThresholdBias, "the inputs are not changed")
 	got, err := retriever.ParseLiteModel(mustJSON(t, p))
 	require.NoError(t, err)
@@ -212,6 +214,7 @@ func TestRecalibrateKeepsNetwork(t *testing.T) {
 	moved := clone(trained)
 	moved.ThresholdBias, moved.RelativeCut = trained.ThresholdBias+5, 0
 	moved.Expansion = nil
+	moved.Training.MeasuredWith = []string{"words-v1"}
 	job.Recalibrate = moved
 	got, err := RunTraining(ctx, job)
 	require.NoError(t, err)
@@ -224,6 +227,7 @@ func TestRecalibrateKeepsNetwork(t *testing.T) {
 	require.Equal(t, trained.RelativeCut, got.RelativeCut)
 	require.Equal(t, trained.Expansion, got.Expansion)
 	require.Contains(t, got.Training.Data, "--recalibrate")
+	require.Empty(t, got.Training.MeasuredWith, "a new operating point was measured with nothing")
 
 	// --tables-like: a reference whose threshold is raised chooses fewer
 	// tables; the recalibrated point may choose no more than it, by

@@ -159,17 +159,30 @@ const (
 	EmbedderWords = "words"
 )
 
-// DefaultEmbedderKind is the embedder Atrium uses when none is configured:
-// the one the shipped scorer (retriever/lite_weights.json) was trained with.
-const DefaultEmbedderKind = "builtin"
+// DefaultEmbedderKind is the embedder Atrium uses when none is configured.
+// The shipped scorer (retriever/lite_weights.json) was trained on builtin
+// vectors and measured with both; with words-v1 it finds more of a reworded
+// question's tables at the same abstention on the folds (docs/retrieval.md,
+// steps 25 and 26), so words-v1 is the default and the weights say they
+// were measured with it (training.measured_with).
+const DefaultEmbedderKind = EmbedderWords
 
 // EmbedderKinds lists the kinds NewEmbedder accepts, for usage messages.
 const EmbedderKinds = "words, builtin, onnx or openai"
 
-// NewDefaultEmbedder is NewEmbedder for DefaultEmbedderKind: the embedder
-// the shipped scorer was trained with.
+// NewDefaultEmbedder is NewEmbedder for DefaultEmbedderKind.
 func NewDefaultEmbedder() (catalog.Embedder, error) {
 	return NewEmbedder(catalog.EmbedderConfig{Kind: DefaultEmbedderKind})
+}
+
+// ResolveEmbedderKind is kind in lower case, DefaultEmbedderKind when
+// empty: catalog.NewEmbedder reads "" as builtin, which is no longer the
+// default.
+func ResolveEmbedderKind(kind string) string {
+	if kind == "" {
+		return DefaultEmbedderKind
+	}
+	return strings.ToLower(kind)
 }
 
 // CheckEmbedderKind reports an error wrapping catalog.ErrUnknownEmbedder
@@ -188,7 +201,8 @@ func CheckEmbedderKind(kind string) error {
 // words embedder lives here rather than in catalog because its data does:
 // catalog must not depend on the retriever's lexicon.
 func NewEmbedder(cfg catalog.EmbedderConfig) (catalog.Embedder, error) {
-	switch strings.ToLower(cfg.Kind) {
+	cfg.Kind = ResolveEmbedderKind(cfg.Kind)
+	switch cfg.Kind {
 	case EmbedderWords:
 		e, err := NewWordsEmbedder(Default())
 		if err != nil {

@@ -92,6 +92,9 @@ func TestNewEmbedderKinds(t *testing.T) {
 	d, err := NewEmbedder(catalog.EmbedderConfig{Kind: DefaultEmbedderKind})
 	require.NoError(t, err, "the default kind is built in")
 	require.NotNil(t, d)
+	unset, err := NewEmbedder(catalog.EmbedderConfig{})
+	require.NoError(t, err)
+	require.Equal(t, d.Name(), unset.Name(), "no kind is the default kind, not catalog's builtin")
 
 	_, err = NewEmbedder(catalog.EmbedderConfig{Kind: "glove"})
 	require.ErrorIs(t, err, catalog.ErrUnknownEmbedder)
