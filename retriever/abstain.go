@@ -17,21 +17,19 @@ import (
 // there because dev has read about 0.001 above the folds, and a point chosen
 // at the goal itself left none for that (step 26). Answerable training
 // questions alone understate it: the vocabulary was mined from them, so it
-// covers their rewordings. The floors were chosen together with
-// DefaultAbstainEvidence's rule for the default embedder (step 27). See
-// "Abstention" and steps 11, 12, 26 and 27 in docs/retrieval.md. The floor is a logit of the shipped lite scorer with
+// covers their rewordings. See "Abstention" and steps 11, 12 and 26 in
+// docs/retrieval.md. The floor is a logit of the shipped lite scorer with
 // the default embedder: retraining the scorer, or another embedder, changes
 // what it means, so re-measure both with it.
 const (
-	DefaultAbstainFloor    = -1.25
+	DefaultAbstainFloor    = -1.125
 	DefaultAbstainCoverage = 0.15
 )
 
-// AbstainEvidence is the absolute-evidence rule: the retriever also
-// abstains when the selection names less than Coverage of the question's
-// content words AND no selected table's embedding reaches Cosine against
-// the question's. A cosine means something only for the embedder it was
-// measured with, so the default is per embedder (DefaultAbstainEvidence). The lite scorer's
+// AbstainEvidence is the optional absolute-evidence rule (off by
+// default): the retriever also abstains when the selection names less than
+// Coverage of the question's content words AND no selected table's
+// embedding reaches Cosine against the question's. The lite scorer's
 // logits are relative to the window, so neither of the shipped signals says
 // "nothing here is about this question at all"; the raw cosine is absolute
 // (it does not depend on the other candidates), and the conjunction spares
@@ -41,20 +39,6 @@ const (
 type AbstainEvidence struct {
 	Coverage float64 `json:"coverage"`
 	Cosine   float64 `json:"cosine"`
-}
-
-// DefaultAbstainEvidence is the evidence rule for the embedder named emb,
-// nil (off) for one it was not measured with. For words-v1 the point was
-// chosen with the floors above, by the same rule on the same fold sets
-// (docs/retrieval.md, step 27): its cosine carries word meaning, so a
-// reworded answerable question stays close to its tables while a question
-// no table answers does not. With builtin-v1, a hashed word overlap, the
-// two overlap (r7), and the rule stays off.
-func DefaultAbstainEvidence(emb string) *AbstainEvidence {
-	if emb == vocab.WordsEmbedderName {
-		return &AbstainEvidence{Coverage: 0.25, Cosine: 0.32}
-	}
-	return nil
 }
 
 // abstention is the verdict on Algorithm 1's selection.

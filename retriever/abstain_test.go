@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/atriumdb/atrium/catalog"
-	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // A question no table answers gets an empty chosen set, still listing the
@@ -94,13 +91,7 @@ func TestRetrieveAbstainEvidence(t *testing.T) {
 
 	def, err := New(pool, Config{}, Options{Embedder: emb})
 	require.NoError(t, err)
-	require.Equal(t, DefaultAbstainEvidence(emb.Name()), def.Config().AbstainEvidence, "the embedder's rule by default")
-	require.NotNil(t, DefaultAbstainEvidence(vocab.WordsEmbedderName), "measured with words-v1")
-	require.Nil(t, DefaultAbstainEvidence(catalog.NewBuiltinEmbedder(0).Name()), "a hashed cosine says too little (r7)")
-	inf, zero := math.Inf(-1), 0.0
-	off, err := New(pool, Config{AbstainFloor: &inf, AbstainCoverage: &zero}, Options{Embedder: emb})
-	require.NoError(t, err)
-	require.Nil(t, off.Config().AbstainEvidence, "abstention off is all of it off")
+	require.Nil(t, def.Config().AbstainEvidence, "off by default")
 	res, err := def.Retrieve(ctx, q)
 	require.NoError(t, err)
 	require.False(t, res.Abstained)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,8 +69,7 @@ type Config struct {
 	// behaviour); docs/retrieval.md, step 22.
 	AbstainCoverageCosine float64
 	// AbstainEvidence adds the absolute-evidence rule (abstain.go). Nil:
-	// DefaultAbstainEvidence for Options.Embedder, except when abstention
-	// is off (AbstainFloor -Inf and AbstainCoverage 0); a zero rule is off.
+	// off (the shipped behaviour).
 	AbstainEvidence *AbstainEvidence
 	// ExampleWeight bounds the logit bonus an example's tables get: the
 	// bonus is ExampleWeight × the example's similarity to the question.
@@ -226,9 +224,6 @@ func New(db *pgxpool.Pool, cfg Config, opts Options) (*Retriever, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Retain >= cfg.Window {
 		return nil, fmt.Errorf("retriever: retention %d must be below window %d", cfg.Retain, cfg.Window)
-	}
-	if cfg.AbstainEvidence == nil && opts.Embedder != nil && !(math.IsInf(*cfg.AbstainFloor, -1) && *cfg.AbstainCoverage == 0) {
-		cfg.AbstainEvidence = DefaultAbstainEvidence(opts.Embedder.Name())
 	}
 	r := &Retriever{db: db, cfg: cfg, log: opts.Logger, emb: opts.Embedder, sc: opts.Scorer, rw: opts.Rewriter}
 	if r.log == nil {

@@ -41,7 +41,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
 	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
 	coverCos := fs.Float64("abstain-coverage-cosine", 0, "also count a question word as named by the selection when its word vector reaches this cosine with a word the selected tables carry (0: off, the shipped behaviour)")
-	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS, or off (default: the embedder's, 0.25:0.32 for words-v1, off for others and when --abstain-floor=-inf --abstain-coverage=0)")
+	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
 	schemaRewrite := fs.Float64("schema-rewrite", 0, "least vocabulary-bridge weight at which a question word is said in a candidate table's words before scoring (0: the shipped default; negative: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
 	examples := fs.String("examples", "", "split: per database, questions at even positions become examples (atrium.examples, with their gold SQL) and the others are evaluated with and without them")
@@ -122,9 +122,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		}
 		cfg.AbstainCoverage = &c
 	}
-	if strings.EqualFold(*abstainEv, "off") {
-		cfg.AbstainEvidence = &retriever.AbstainEvidence{}
-	} else if *abstainEv != "" {
+	if *abstainEv != "" {
 		cov, cos, ok := strings.Cut(*abstainEv, ":")
 		c, err1 := strconv.ParseFloat(cov, 64)
 		v, err2 := strconv.ParseFloat(cos, 64)
