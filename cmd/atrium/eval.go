@@ -38,8 +38,6 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	verbose := fs.Bool("verbose", false, "log progress")
 	unanswerable := fs.String("unanswerable", "", "questions file (a path) appended to the benchmark's: questions with empty gold SQL count as unanswerable, exclude_dbs/pool_dbs shape each one's pool")
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
-	floor := fs.String("abstain-floor", "", "abstention floor on the best table's logit (default: the shipped one; -inf: never abstain)")
-	coverage := fs.String("abstain-coverage", "", "least share of the question's content words the selected tables must name (default: the shipped one; 0: off)")
 	coverCos := fs.Float64("abstain-coverage-cosine", 0, "also count a question word as named by the selection when its word vector reaches this cosine with a word the selected tables carry (0: off, the shipped behaviour)")
 	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
 	schemaRewrite := fs.Float64("schema-rewrite", 0, "least vocabulary-bridge weight at which a question word is said in a candidate table's words before scoring (0: the shipped default; negative: off)")
@@ -51,6 +49,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	exampleGrid := fs.String("examples-grid", "", "with --examples split, also score each weight:gate:penalty[:neighbours[:spread[:penalty_gate]]] entry of this comma-separated list (tuning, on training questions only)")
 	embed := embedderFlags(fs, env.getenv)
 	atr := addATRFlags(fs)
+	abst := addAbstainFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
@@ -108,19 +107,8 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		return usageError{"--abstain-coverage-cosine must be from 0 to 1"}
 	}
 	cfg.AbstainCoverageCosine = *coverCos
-	if *floor != "" {
-		f, err := strconv.ParseFloat(*floor, 64)
-		if err != nil {
-			return usageError{fmt.Sprintf("--abstain-floor: %v", err)}
-		}
-		cfg.AbstainFloor = &f
-	}
-	if *coverage != "" {
-		c, err := strconv.ParseFloat(*coverage, 64)
-		if err != nil {
-			return usageError{fmt.Sprintf("--abstain-coverage: %v", err)}
-		}
-		cfg.AbstainCoverage = &c
+	if err := abst.apply(&cfg); err != nil {
+		return err
 	}
 	if *abstainEv != "" {
 		cov, cos, ok := strings.Cut(*abstainEv, ":")

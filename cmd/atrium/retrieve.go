@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -31,6 +33,7 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	llmURL := fs.String("llm-url", "", "OpenAI-compatible base URL for --multihop, e.g. http://host:8000/v1")
 	llmModel := fs.String("llm-model", "", "model name for --multihop")
 	atr := addATRFlags(fs)
+	abst := addAbstainFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}
@@ -52,6 +55,14 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 		return usageError{"--embedder: " + err.Error()}
 	}
 	if err := atr.validate(); err != nil {
+		return err
+	}
+	rcfg := retriever.Config{
+		Candidates: *candidates, Window: *window, Retain: *retain,
+		Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
+		Multihop:  retriever.MultihopConfig{Enabled: *multihop},
+	}
+	if err := abst.apply(&rcfg); err != nil {
 		return err
 	}
 	var rw retriever.Rewriter
@@ -79,11 +90,7 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer closeScorer()
 	warnScorerEmbedder(log, scorer, emb)
-	r, err := retriever.New(pool, retriever.Config{
-		Candidates: *candidates, Window: *window, Retain: *retain,
-		Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
-		Multihop:  retriever.MultihopConfig{Enabled: *multihop},
-	}, retriever.Options{Logger: log, Embedder: emb, Rewriter: rw, Scorer: scorer})
+	r, err := retriever.New(pool, rcfg, retriever.Options{Logger: log, Embedder: emb, Rewriter: rw, Scorer: scorer})
 	if err != nil {
 		return err
 	}
@@ -121,6 +128,41 @@ func warnScorerEmbedder(log *slog.Logger, s retriever.Scorer, emb interface{ Nam
 	}
 	log.Warn("the ATR scorer was trained with another embedder; retrieval quality will be below what was measured for it (train-atr --embedder, or use the embedder it names)",
 		"scorer_embedder", retriever.TrainedEmbedder(s), "embedder", emb.Name())
+}
+
+// abstainFlags are the abstention floors shared by retrieve, eval and
+// serve: a DBA whose users meet 42P01 on questions the catalog does answer
+// (or wrong tables for ones it does not) can move them without a rebuild.
+type abstainFlags struct {
+	floor, coverage *string
+}
+
+// addAbstainFlags registers --abstain-floor and --abstain-coverage on fs.
+func addAbstainFlags(fs *flag.FlagSet) *abstainFlags {
+	return &abstainFlags{
+		floor:    fs.String("abstain-floor", "", fmt.Sprintf("abstain (no table chosen; a question then gets 42P01) when the best table's scorer logit is below this (default %g; -inf: never)", retriever.DefaultAbstainFloor)),
+		coverage: fs.String("abstain-coverage", "", fmt.Sprintf("abstain when the chosen tables name less than this share of the question's content words (default %g; 0: off)", retriever.DefaultAbstainCoverage)),
+	}
+}
+
+// apply sets cfg's floors from the flags given; unset flags keep the
+// retriever's defaults.
+func (f *abstainFlags) apply(cfg *retriever.Config) error {
+	if *f.floor != "" {
+		v, err := strconv.ParseFloat(*f.floor, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 1) {
+			return usageError{fmt.Sprintf("--abstain-floor: %q is not a logit (a number, or -inf)", *f.floor)}
+		}
+		cfg.AbstainFloor = &v
+	}
+	if *f.coverage != "" {
+		v, err := strconv.ParseFloat(*f.coverage, 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+			return usageError{fmt.Sprintf("--abstain-coverage: %q is not a share from 0 to 1", *f.coverage)}
+		}
+		cfg.AbstainCoverage = &v
+	}
+	return nil
 }
 
 // atrFlags are the ATR scorer flags shared by retrieve, eval and serve.

@@ -41,6 +41,7 @@ type serveFlags struct {
 	embed                      func() catalog.EmbedderConfig
 	candidates, window, retain int
 	atr                        *atrFlags
+	abstain                    *abstainFlags
 	multihop                   bool
 }
 
@@ -75,6 +76,7 @@ func addServeFlags(fs *flag.FlagSet, env *cliEnv) *serveFlags {
 	fs.IntVar(&f.window, "atr-window", 20, "ATR window size W")
 	fs.IntVar(&f.retain, "atr-retain", 15, "ATR retention size R")
 	f.atr = addATRFlags(fs)
+	f.abstain = addAbstainFlags(fs)
 	fs.BoolVar(&f.multihop, "multihop", false, "MURRE multi-hop retrieval with removal (uses --llm-url to rewrite the question)")
 	return f
 }
@@ -244,7 +246,7 @@ func (f *serveFlags) validate(nl *nlFlags) error {
 	if f.candidates <= 0 {
 		return usageError{"--candidates must be positive"}
 	}
-	return nil
+	return f.abstain.apply(&retriever.Config{})
 }
 
 // catalogConn is serve's view of the catalog: a read-write pool (query log,
@@ -319,10 +321,15 @@ func openCatalog(ctx context.Context, sf *serveFlags, nlf *nlFlags, env *cliEnv,
 	if sf.multihop {
 		rw = &retriever.OpenAIRewriter{URL: nlf.llmURL, Model: nlf.llmModel, APIKey: env.getenv("ATRIUM_LLM_API_KEY")}
 	}
-	c.ret, err = retriever.New(c.read, retriever.Config{
+	rcfg := retriever.Config{
 		Candidates: sf.candidates, Window: sf.window, Retain: sf.retain,
 		Multihop: retriever.MultihopConfig{Enabled: sf.multihop},
-	}, retriever.Options{Logger: log, Embedder: emb, Rewriter: rw, Scorer: scorer})
+	}
+	if err := sf.abstain.apply(&rcfg); err != nil {
+		c.close()
+		return nil, err
+	}
+	c.ret, err = retriever.New(c.read, rcfg, retriever.Options{Logger: log, Embedder: emb, Rewriter: rw, Scorer: scorer})
 	if err != nil {
 		c.close()
 		return nil, usageError{err.Error()}
