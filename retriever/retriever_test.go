@@ -18,7 +18,7 @@ import (
 
 func setupCatalog(t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
 	t.Helper()
-	// The embedder the shipped scorer was trained with.
+	// The default embedder, which the shipped scorer was measured with.
 	emb, err := vocab.NewDefaultEmbedder()
 	require.NoError(t, err)
 	return setupCatalogWith(t, emb)
@@ -48,6 +48,31 @@ func chosenNames(res *Result) []string {
 		out = append(out, t.Table.QualifiedName())
 	}
 	return out
+}
+
+// An upgrade that changes the default embedder finds a catalog embedded by
+// the old one: retrieval fails clearly, naming both, and the same retriever
+// answers again once the catalog is synced with the new one (no restart).
+func TestRetrieveAfterEmbedderChange(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := setupCatalogWith(t, catalog.NewBuiltinEmbedder(0))
+	emb, err := vocab.NewDefaultEmbedder()
+	require.NoError(t, err)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	const q = "For each product, show its title and the total quantity over all order lines."
+	_, err = r.Retrieve(ctx, q)
+	var ce *CatalogError
+	require.ErrorAs(t, err, &ce)
+	require.ErrorContains(t, err, "builtin-v1")
+	require.ErrorContains(t, err, emb.Name())
+
+	st, err := catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Schemas: []string{"shop", "zoo"}})
+	require.NoError(t, err)
+	require.Positive(t, st.Reembedded, "only the vectors are rewritten")
+	res, err := r.Retrieve(ctx, q)
+	require.NoError(t, err)
+	require.Contains(t, chosenNames(res), "shop.products")
 }
 
 func TestRetrieveEndToEnd(t *testing.T) {
