@@ -18,6 +18,7 @@ func TestQuestionNothingAnswers(t *testing.T) {
 	require.NotNil(t, a.err, "an off-topic question must fail")
 	require.Equal(t, "42P01", a.err.Code, a.err.Message)
 	require.Contains(t, a.err.Detail, "Closest tables: ")
+	require.Contains(t, a.err.Detail, "Retrieval chose none: ", "says which rule abstained")
 	require.Empty(t, e.llm.Requests(), "the LLM must not be asked when no table answers")
 
 	// RETRIEVE shows the same: nothing chosen.

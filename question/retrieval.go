@@ -103,6 +103,12 @@ func convert(res *retriever.Result) *sqlgen.Retrieval {
 			out.Closest = append(out.Closest, rt.Table.Schema+"."+rt.Table.Name)
 		}
 	}
+	// The reason speaks of Algorithm 1's selection (its best score, the
+	// share of words it names): given only when the role may read every
+	// table of it, as the closest tables are.
+	if res.Abstained && allShown(res.Selected, res.Tables) {
+		out.AbstainReason = res.AbstainReason
+	}
 	// Readable has already dropped every example, glossary term and
 	// previous turn that names a relation the asking role may not read.
 	for _, e := range res.Examples {
@@ -138,6 +144,23 @@ func (h *Handler) retrieve(ctx context.Context, question string, prev *sqlgen.Tu
 		res = &r
 	}
 	return res, nil
+}
+
+// allShown reports whether every table of sel is among shown (the
+// ranked tables the asking role may read).
+func allShown(sel []*retriever.TableInfo, shown []retriever.ResultTable) bool {
+	in := map[string]bool{}
+	for _, t := range shown {
+		if t.Table != nil {
+			in[t.Table.Schema+"."+t.Table.Name] = true
+		}
+	}
+	for _, t := range sel {
+		if !in[t.Schema+"."+t.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxClosest is how many unchosen tables an abstaining answer names.

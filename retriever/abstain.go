@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -47,6 +48,7 @@ type abstention struct {
 	coverage float64 // share of the question's content words it names
 	cosine   float64 // best raw question–table cosine of the selection
 	abstain  bool
+	why      string // which rule abstained, for the user (Result.AbstainReason)
 }
 
 // abstain decides whether Algorithm 1's selection is too weak for any table
@@ -61,7 +63,7 @@ type abstention struct {
 func abstain(q *Query, atr *atrResult, floor, minCoverage, coverCosine float64, ev *AbstainEvidence) abstention {
 	if atr.Selected == 0 || len(atr.Ranked) == 0 {
 		// Algorithm 1 itself found nothing above its threshold.
-		return abstention{best: math.Inf(-1), abstain: true}
+		return abstention{best: math.Inf(-1), abstain: true, why: "no table scored above the retriever's threshold"}
 	}
 	sel := atr.Ranked[:atr.Selected]
 	v := abstention{best: math.Inf(-1), cosine: math.Inf(-1), coverage: selectionCoverage(q, sel, coverCosine)}
@@ -69,9 +71,16 @@ func abstain(q *Query, atr *atrResult, floor, minCoverage, coverCosine float64, 
 		v.best = max(v.best, s.Logit)
 		v.cosine = max(v.cosine, s.SemRaw)
 	}
-	v.abstain = v.best < floor || v.coverage < minCoverage
-	if ev != nil && v.coverage < ev.Coverage && v.cosine < ev.Cosine {
+	switch {
+	case v.best < floor:
 		v.abstain = true
+		v.why = fmt.Sprintf("the best table scored %.2f, below the abstention floor %g", v.best, floor)
+	case v.coverage < minCoverage:
+		v.abstain = true
+		v.why = fmt.Sprintf("the best tables name %.0f%% of the question's words, under the abstention coverage %.0f%%", 100*v.coverage, 100*minCoverage)
+	case ev != nil && v.coverage < ev.Coverage && v.cosine < ev.Cosine:
+		v.abstain = true
+		v.why = "the best tables name few of the question's words and none is close to it in meaning"
 	}
 	return v
 }

@@ -51,7 +51,32 @@ func TestRetrieveAbstainsOffTopic(t *testing.T) {
 	res, err := r.Retrieve(ctx, "For each product, show its title and the total quantity over all order lines.")
 	require.NoError(t, err)
 	require.False(t, res.Abstained)
+	require.Empty(t, res.AbstainReason)
 	require.Contains(t, chosenNames(res), "shop.products")
+}
+
+// An abstention says which rule decided it, in words a user can act on
+// (the flag to move is named by its value).
+func TestAbstainReason(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	ctx := context.Background()
+	const q = "For each product, show its title and the total quantity over all order lines."
+	high, inf, all := 50.0, math.Inf(-1), 1.01
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{AbstainFloor: &high}, "below the abstention floor 50"},
+		{Config{AbstainFloor: &inf, AbstainCoverage: &all}, "under the abstention coverage 101%"},
+		{Config{AbstainEvidence: &AbstainEvidence{Coverage: 1.01, Cosine: math.Inf(1)}}, "none is close to it in meaning"},
+	} {
+		r, err := New(pool, tc.cfg, Options{Embedder: emb})
+		require.NoError(t, err)
+		res, err := r.Retrieve(ctx, q)
+		require.NoError(t, err)
+		require.True(t, res.Abstained, tc.want)
+		require.Contains(t, res.AbstainReason, tc.want)
+	}
 }
 
 // An exclusion filter removes tables from the candidates for one question:

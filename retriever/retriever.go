@@ -326,6 +326,10 @@ type Result struct {
 	// closest candidates (Chosen false, with their logits) so a caller can
 	// name them.
 	Abstained bool
+	// AbstainReason says which rule abstained, in words a user can act on
+	// ("the best table scored -1.62, below the abstention floor -1.125");
+	// empty unless Abstained.
+	AbstainReason string
 	// Selected is Algorithm 1's selection before abstention; BestLogit is
 	// its best logit and Coverage the share of the question's content
 	// words it names (what abstention judges; -Inf and 0 when empty).
@@ -672,6 +676,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	if ab.abstain {
 		atr.Selected = 0
 		res.Abstained = true
+		res.AbstainReason = ab.why
 	}
 	for _, s := range atr.Ranked[:atr.Selected] {
 		res.ATR = append(res.ATR, s.Table)

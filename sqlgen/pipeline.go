@@ -361,9 +361,14 @@ func (p *Pipeline) generate(ctx context.Context, sc *scope, a Ask, tr *Tracer) (
 		// not asked, since it would have to invent a schema.
 		e := &proxy.Error{Code: CodeNoTables, Message: "no table in the catalog answers the question",
 			Hint: "Rephrase the question with words of the data it is about, ask RETRIEVE <question> to see the ranking, or check that the catalog is built (atrium catalog sync)."}
+		var detail []string
 		if len(r.Closest) > 0 {
-			e.Detail = "Closest tables: " + strings.Join(r.Closest, ", ") + " (none scored above the retriever's threshold)."
+			detail = append(detail, "Closest tables: "+strings.Join(r.Closest, ", ")+".")
 		}
+		if r.AbstainReason != "" {
+			detail = append(detail, "Retrieval chose none: "+r.AbstainReason+".")
+		}
+		e.Detail = strings.Join(detail, " ")
 		return nil, e
 	}
 	tables := tr.rec.Tables

@@ -50,6 +50,9 @@ type Retrieval struct {
 	// (schema-qualified, best first, only tables the asking role may read),
 	// so a question nothing answers can say what came nearest.
 	Closest []string
+	// AbstainReason says why the retriever chose nothing (empty when it
+	// chose tables, even if the asking role may read none of them).
+	AbstainReason string
 
 	// Examples are curated question→SQL pairs close to the question,
 	// most similar first, every table of which the asking role may read;
