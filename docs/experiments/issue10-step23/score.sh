@@ -7,7 +7,8 @@
 #   go run ./docs/experiments/issue10-step23/foldun FOLDDIR
 #   bash docs/experiments/issue10-step23/score.sh FOLDDIR WDIR PREFIX [K...]
 #
-# EVAL_FLAGS adds flags to every eval (step 24: EVAL_FLAGS='--embedder words').
+# EVAL_FLAGS adds flags to every eval (step 24: EVAL_FLAGS='--embedder words');
+# STRICT names strict.sh's binary set (default base; step 29: rwctx).
 set -eu
 fx=$1 wd=$2 pre=$3
 shift 3
@@ -18,7 +19,7 @@ mkdir -p "$d"
 for k in "${ks[@]}"; do
   for s in sp syn; do
     [ -s "$d/${s}_$k.jsonl" ] ||
-      "$fx/base/strict-$k" eval --bench "$fx/ho_${s}_$k" --unanswerable "$fx/un_${s}_$k.json" \
+      "$fx/${STRICT:-base}/strict-$k" eval --bench "$fx/ho_${s}_$k" --unanswerable "$fx/un_${s}_$k.json" \
         --atr-weights "$wd/${pre}_$k.json" --abstain-floor=-inf --abstain-coverage=0 ${EVAL_FLAGS:-} \
         --per-question "$d/${s}_$k.jsonl" >/dev/null 2>&1
   done
