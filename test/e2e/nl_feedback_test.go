@@ -8,12 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/atriumdb/atrium/catalog"
 	"github.com/atriumdb/atrium/test/llmfake"
-	"github.com/atriumdb/atrium/test/testdb"
 )
 
 // TestServeFeedback runs `atrium serve` as operators do, with a catalog,
@@ -25,14 +22,7 @@ import (
 func TestServeFeedback(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := testdb.New(t, "vector", "pg_trgm")
-	pool, err := pgxpool.New(ctx, db)
-	require.NoError(t, err)
-	defer pool.Close()
-	_, err = pool.Exec(ctx, nlFixture)
-	require.NoError(t, err)
-	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: mustDefaultEmbedder(t), AutoMigrate: true, Schemas: []string{"shop"}})
-	require.NoError(t, err)
+	db, pool := nlCatalogDB(ctx, t)
 	llm := llmfake.Start(nlRules()...)
 	defer llm.Close()
 

@@ -197,6 +197,22 @@ func (e *nlEnv) newRole(t *testing.T, grants string) string {
 // mustDefaultEmbedder is the embedder atrium serve uses by default (the
 // one the shipped scorer was trained with), for catalogs the tests sync
 // before they start it.
+// nlCatalogDB is a new database holding nlFixture's shop schema,
+// catalogued with the default embedder, and a pool on it (closed when the
+// test ends): what a `atrium serve` process under test reads.
+func nlCatalogDB(ctx context.Context, t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
+	db := testdb.New(t, "vector", "pg_trgm")
+	pool, err := pgxpool.New(ctx, db)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = pool.Exec(ctx, nlFixture)
+	require.NoError(t, err)
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: mustDefaultEmbedder(t), AutoMigrate: true, Schemas: []string{"shop"}})
+	require.NoError(t, err)
+	return db, pool
+}
+
 func mustDefaultEmbedder(t *testing.T) catalog.Embedder {
 	t.Helper()
 	emb, err := vocab.NewDefaultEmbedder()

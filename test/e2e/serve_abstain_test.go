@@ -6,11 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-
-	"github.com/atriumdb/atrium/catalog"
-	"github.com/atriumdb/atrium/test/testdb"
 )
 
 // TestServeAbstainFlags runs `atrium serve` as operators do: by default a
@@ -22,14 +18,7 @@ import (
 func TestServeAbstainFlags(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := testdb.New(t, "vector", "pg_trgm")
-	pool, err := pgxpool.New(ctx, db)
-	require.NoError(t, err)
-	defer pool.Close()
-	_, err = pool.Exec(ctx, nlFixture)
-	require.NoError(t, err)
-	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: mustDefaultEmbedder(t), AutoMigrate: true, Schemas: []string{"shop"}})
-	require.NoError(t, err)
+	db, _ := nlCatalogDB(ctx, t)
 
 	const offTopic = "What will the weather be in Lisbon tomorrow?"
 	chosen := func(args ...string) (offTopicChosen, answerable map[string]string) {
