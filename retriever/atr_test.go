@@ -100,9 +100,9 @@ func TestDefaultLiteModelLoads(t *testing.T) {
 }
 
 // TestScorerFitsEmbedder: the shipped weights serve the default embedder
-// without the "trained with another embedder" warning (they were measured
-// with it), and the builtin one they were trained on; other embedders and
-// other weights are judged by what their file says.
+// they were trained on, and words-v1 they were measured with, without the
+// "trained with another embedder" warning; other embedders and other
+// weights are judged by what their file says.
 func TestScorerFitsEmbedder(t *testing.T) {
 	m, err := DefaultLiteModel()
 	require.NoError(t, err)
@@ -110,6 +110,7 @@ func TestScorerFitsEmbedder(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ScorerFitsEmbedder(m, def.Name()))
 	require.True(t, ScorerFitsEmbedder(m, "builtin-v1"))
+	require.True(t, ScorerFitsEmbedder(m, vocab.WordsEmbedderName), "measured_with")
 	require.False(t, ScorerFitsEmbedder(m, "onnx:all-MiniLM-L6-v2"))
 
 	retrained := &LiteModel{Training: TrainInfo{Embedder: "words-v1"}}

@@ -18,7 +18,7 @@ import (
 
 func setupCatalog(t *testing.T) (*pgxpool.Pool, catalog.Embedder) {
 	t.Helper()
-	// The default embedder, which the shipped scorer was measured with.
+	// The embedder the shipped scorer was trained with.
 	emb, err := vocab.NewDefaultEmbedder()
 	require.NoError(t, err)
 	return setupCatalogWith(t, emb)
@@ -50,13 +50,13 @@ func chosenNames(res *Result) []string {
 	return out
 }
 
-// An upgrade that changes the default embedder finds a catalog embedded by
-// the old one: retrieval fails clearly, naming both, and the same retriever
-// answers again once the catalog is synced with the new one (no restart).
+// A change of embedder finds a catalog embedded by the old one: retrieval
+// fails clearly, naming both, and the same retriever answers again once
+// the catalog is synced with the new one (no restart).
 func TestRetrieveAfterEmbedderChange(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := setupCatalogWith(t, catalog.NewBuiltinEmbedder(0))
-	emb, err := vocab.NewDefaultEmbedder()
+	emb, err := vocab.NewEmbedder(catalog.EmbedderConfig{Kind: vocab.EmbedderWords})
 	require.NoError(t, err)
 	r, err := New(pool, Config{}, Options{Embedder: emb})
 	require.NoError(t, err)

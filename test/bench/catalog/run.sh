@@ -4,7 +4,7 @@
 #   ATRIUM_BENCH_TABLES=N        size of the first run (default 10000)
 #   ATRIUM_BENCH_LARGE=N         size of the large run (default 100000; 0 skips it)
 #   ATRIUM_BENCH_VIEW_EVERY=K    every Kth relation of the large run is a view (default 2)
-#   ATRIUM_BENCH_EMBEDDER=KIND   words or builtin (default: the binary's, words)
+#   ATRIUM_BENCH_EMBEDDER=KIND   builtin or words (default: the binary's, builtin)
 #   ATRIUM_TEST_PG=URL           server (default postgres://postgres@127.0.0.1:5432/postgres)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
