@@ -99,7 +99,7 @@ type TrainInfo struct {
 	Embedder       string `json:"embedder"`
 	// MeasuredWith names other embedders these weights were evaluated
 	// with and found fit to serve with (the shipped weights: words-v1,
-	// docs/retrieval.md steps 25 and 26). train-atr leaves it empty; a
+	// docs/retrieval.md steps 25, 26 and 30). train-atr leaves it empty; a
 	// person adds a name with the measurement that backs it.
 	MeasuredWith []string `json:"measured_with,omitempty"`
 	Candidates   int      `json:"candidates"`

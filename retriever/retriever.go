@@ -327,7 +327,7 @@ type Result struct {
 	// name them.
 	Abstained bool
 	// AbstainReason says which rule abstained, in words a user can act on
-	// ("the best table scored -1.62, below the abstention floor -1.125");
+	// ("the best table scored -1.62, below the abstention floor -1.5");
 	// empty unless Abstained.
 	AbstainReason string
 	// Selected is Algorithm 1's selection before abstention; BestLogit is
