@@ -152,11 +152,11 @@ func allShown(sel []*retriever.TableInfo, shown []retriever.ResultTable) bool {
 	in := map[string]bool{}
 	for _, t := range shown {
 		if t.Table != nil {
-			in[t.Table.Schema+"."+t.Table.Name] = true
+			in[t.Table.QualifiedName()] = true
 		}
 	}
 	for _, t := range sel {
-		if !in[t.Schema+"."+t.Name] {
+		if !in[t.QualifiedName()] {
 			return false
 		}
 	}

@@ -176,8 +176,8 @@ func NewDefaultEmbedder() (catalog.Embedder, error) {
 }
 
 // ResolveEmbedderKind is kind in lower case, DefaultEmbedderKind when
-// empty: catalog.NewEmbedder reads "" as builtin, which is no longer the
-// default.
+// empty, so that "no kind" means the default wherever it is read, whatever
+// catalog.NewEmbedder takes "" for.
 func ResolveEmbedderKind(kind string) string {
 	if kind == "" {
 		return DefaultEmbedderKind
