@@ -251,6 +251,67 @@ func TestCoverExpand(t *testing.T) {
 	require.Equal(t, []string{"products"}, names(ex))
 }
 
+// TestAttributeExpand: a question asking for an attribute of an entity
+// ("customer names") brings the entity's table, joined to a chosen one,
+// when no chosen table has that attribute, however low the scorer rated
+// it; a chosen table carrying the attribute, a table no edge joins, or a
+// question naming no attribute of it keep it out.
+func TestAttributeExpand(t *testing.T) {
+	mk := func(id int64, name string, logit float64, cols ...string) *Scored {
+		ti := &TableInfo{ID: id, Schema: "shop", Name: name}
+		for _, c := range cols {
+			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
+		}
+		ti.prepare(nil, nil)
+		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: logit}
+	}
+	orders := mk(1, "orders", 0, "id", "customer_id", "amount", "placed_at")
+	customers := mk(2, "customers", -3, "id", "name", "country")
+	clients := mk(3, "clients", -3, "id", "name")
+	g := &graph{adj: map[int64][]*JoinEdge{}, best: map[[2]int64]*JoinEdge{}}
+	e := &JoinEdge{From: 1, To: 2, FromCols: []string{"customer_id"}, ToCols: []string{"id"}, Source: "foreign_key", Score: 1}
+	g.adj[1] = append(g.adj[1], e)
+	g.adj[2] = append(g.adj[2], e)
+	g.best[[2]int64{1, 2}] = e
+	noTables := func([]int64) (map[int64]*TableInfo, error) { return nil, nil }
+	off, zero := 99.0, 0.0
+	base := ExpansionConfig{ExpandMargin: &zero, RestoreMargin: &off, RefineMargin: &off, CoverMargin: &off}
+	chosen := func(question string, cfg ExpansionConfig, ranked ...*Scored) []string {
+		t.Helper()
+		ex, err := expand(newQuery(question, nil, g), ranked, 1, g, cfg.withDefaults(nil), noTables)
+		require.NoError(t, err)
+		var out []string
+		for _, s := range ex.chosen {
+			out = append(out, s.Table.Name)
+		}
+		return out
+	}
+	for _, q := range []string{
+		"customer names and their orders",
+		"total order amount per customer name",
+		"What is the name of each customer who ordered in 2024?",
+		"the names of all the customers with orders",
+		"Show the customer's country and order amounts",
+	} {
+		require.Equal(t, []string{"orders", "customers"}, chosen(q, base, orders, customers, clients), q)
+	}
+	for _, q := range []string{
+		"how many orders per customer",   // no attribute asked
+		"customer ids and order amounts", // orders has the ids
+		"order names",                    // names of orders: not the customers'
+	} {
+		require.Equal(t, []string{"orders"}, chosen(q, base, orders, customers, clients), q)
+	}
+	// clients has names too, but no edge joins it to orders.
+	require.Equal(t, []string{"orders"}, chosen("client names and their orders", base, orders, clients, customers))
+	// A chosen table with the attribute already answers it.
+	named := mk(1, "orders", 0, "id", "customer_id", "customer_name")
+	require.Equal(t, []string{"orders"}, chosen("customer names and their orders", base, named, customers))
+	cfg := base
+	cfg.NoAttributes = true
+	require.Equal(t, []string{"orders"}, chosen("customer names and their orders", cfg, orders, customers))
+}
+
 // TestDocumentedTerseSchema: comments and descriptions count as the words a
 // table names, for the scorer's coverage features and for coverage
 // expansion; a table's own comment counts as its name does (step 13 of

@@ -45,6 +45,8 @@ type ExpansionConfig struct {
 	// stays only when one of its tables beats the threshold by this margin.
 	// Default: the trained value.
 	RefineMargin *float64
+	// NoAttributes turns attribute completion off (see attributeExpand).
+	NoAttributes bool
 }
 
 func (c ExpansionConfig) withDefaults(m *LiteModel) ExpansionConfig {
@@ -186,6 +188,9 @@ func expand(q *Query, ranked []*Scored, selected int, g *graph, cfg ExpansionCon
 	}
 	if q != nil && *cfg.CoverMargin < 99 && added < cfg.MaxExpand {
 		added += coverExpand(q, ranked[selected:], ex, in, g, cfg, okEdge, cfg.MaxExpand-added)
+	}
+	if q != nil && !cfg.NoAttributes && added < cfg.MaxExpand {
+		added += attributeExpand(q, ranked[selected:], ex, in, g, okEdge, cfg.MaxExpand-added)
 	}
 
 	// 2. Bridges: connect the chosen tables along shortest join paths,
@@ -375,6 +380,110 @@ func coverExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 		added++
 	}
 	return added
+}
+
+// attributeWords are the words that may stand between an attribute and the
+// entity it belongs to: "name of the customer", "names for all customers".
+var attributeWords = map[string]bool{"the": true, "each": true, "every": true, "all": true, "a": true, "an": true, "their": true, "its": true}
+
+// attributePairs returns the question's (entity, attribute) stem pairs: two
+// adjacent words ("customer names"), a possessive ("customer's name"), or
+// an attribute followed by of/for and at most two determiners before the
+// entity ("the names of all the customers").
+func attributePairs(q *Query) [][2]string {
+	w, st := q.all.words, q.all.stems
+	var out [][2]string
+	for i := 0; i+1 < len(w); i++ {
+		if !stopwords[w[i]] && !stopwords[w[i+1]] {
+			out = append(out, [2]string{st[i], st[i+1]})
+		}
+		if w[i+1] == "s" && i+2 < len(w) && !stopwords[w[i]] && !stopwords[w[i+2]] {
+			out = append(out, [2]string{st[i], st[i+2]})
+		}
+		if (w[i+1] == "of" || w[i+1] == "for") && !stopwords[w[i]] && i+2 < len(w) {
+			j := i + 2
+			for k := 0; k < 2 && attributeWords[w[j]] && j+1 < len(w); k++ {
+				j++
+			}
+			if !stopwords[w[j]] {
+				out = append(out, [2]string{st[j], st[i]})
+			}
+		}
+	}
+	return out
+}
+
+// attributeExpand adds up to budget candidates from rest that a join edge
+// ties to a chosen table and whose entity the question asks an attribute of
+// that no chosen table has: in "customer names and their orders" with
+// orders chosen, customers is the only table with the names, however
+// redundant the scorer found it (orders names customers through its key
+// column and comment, and "name" is too common a word to count as
+// coverage). The attribute must be a word of one of the candidate's non-key
+// columns, the entity a word of its name, and no chosen table's name or
+// columns may carry the attribute.
+func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *graph, okEdge func(*JoinEdge) bool, budget int) int {
+	pairs := attributePairs(q)
+	if len(pairs) == 0 {
+		return 0
+	}
+	has := func(t *TableInfo, s string) bool { return t.nameA.set[s] || t.colStems[s] }
+	added := 0
+	for _, s := range rest {
+		if added >= budget {
+			break
+		}
+		t := s.Table
+		if in[t.ID] {
+			continue
+		}
+		joined := false
+		for _, c := range ex.chosen {
+			if okEdge(g.edge(t.ID, c.Table.ID)) {
+				joined = true
+				break
+			}
+		}
+		if !joined {
+			continue
+		}
+		for _, p := range pairs {
+			entity, attr := p[0], p[1]
+			if entity == attr || !t.nameA.set[entity] || !nonKeyColumnStem(t, attr) {
+				continue
+			}
+			covered := false
+			for _, c := range ex.chosen {
+				if has(c.Table, attr) {
+					covered = true
+					break
+				}
+			}
+			if covered {
+				continue
+			}
+			ex.chosen = append(ex.chosen, s)
+			in[t.ID] = true
+			ex.reason[t.ID] = ReasonJoin
+			added++
+			break
+		}
+	}
+	return added
+}
+
+// nonKeyColumnStem reports whether one of t's columns other than keys
+// (id, …_id, …_key) carries the stem s in its name.
+func nonKeyColumnStem(t *TableInfo, s string) bool {
+	for _, a := range t.colA {
+		if n := len(a.words); n > 0 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
+			continue
+		}
+		if a.set[s] {
+			return true
+		}
+	}
+	return false
 }
 
 // refine keeps the join-connected group of the best table and the groups

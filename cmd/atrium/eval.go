@@ -35,6 +35,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	window := fs.Int("atr-window", 20, "ATR window size W")
 	retain := fs.Int("atr-retain", 15, "ATR retention size R")
 	noExpand := fs.Bool("no-expansion", false, "report the default pipeline without join-path expansion")
+	noAttrs := fs.Bool("no-attribute-completion", false, "report the default pipeline without attribute completion (expansion adding the joined table a question asks an attribute of)")
 	verbose := fs.Bool("verbose", false, "log progress")
 	unanswerable := fs.String("unanswerable", "", "questions file (a path) appended to the benchmark's: questions with empty gold SQL count as unanswerable, exclude_dbs/pool_dbs shape each one's pool")
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
@@ -77,7 +78,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	}
 	defer closeScorer()
 	warnScorerEmbedder(log, scorer, emb)
-	cfg := retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand},
+	cfg := retriever.Config{Window: *window, Retain: *retain, Expansion: retriever.ExpansionConfig{Disabled: *noExpand, NoAttributes: *noAttrs},
 		ExampleWeight: *exampleWeight, ExampleGate: *exampleGate, ExamplePenalty: *examplePenalty}
 	if *examples != "" && *examples != "split" {
 		return usageError{fmt.Sprintf("--examples: unknown mode %q (want split)", *examples)}

@@ -117,6 +117,40 @@ func TestNLExampleAndGlossaryRealRetrieval(t *testing.T) {
 	require.Contains(t, reqs[0].Messages[1].Content, "payroll: What the company pays its employees")
 }
 
+// TestNLAttributeCompletion: a question asking for an attribute only a
+// joined table has ("customer names" when shop.orders is what the scorer
+// picks) brings that table into RETRIEVE's choice and the LLM's prompt
+// (step 32 of docs/retrieval.md). The shop alone is the catalog: there the
+// scorer rates customers at about -3, as redundant beside orders, whose key
+// column and comment name customers.
+func TestNLAttributeCompletion(t *testing.T) {
+	e := startNL(t, nlOpts{})
+	e.llm.SetRules(llmfake.Rule{Question: "customer names and their orders",
+		SQL: "SELECT c.name, count(o.id) AS orders FROM shop.customers c JOIN shop.orders o ON o.customer_id = c.id GROUP BY c.name ORDER BY c.name"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn := e.connect(t)
+	for _, q := range []string{"customer names and their orders", "total order amount per customer name"} {
+		reasons := retrieveChosen(ctx, t, conn, q)
+		require.Contains(t, reasons, "shop.orders", "%s: %v", q, reasons)
+		require.Contains(t, reasons, "shop.customers", "%s: %v", q, reasons)
+	}
+	rows, err := conn.Query(ctx, "/* nl: customer names and their orders */")
+	require.NoError(t, err)
+	var names []string
+	for rows.Next() {
+		var name string
+		var n int64
+		require.NoError(t, rows.Scan(&name, &n))
+		names = append(names, name)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"Ann", "Bob", "Cy"}, names)
+	reqs := e.llm.Requests()
+	require.Len(t, reqs, 1)
+	require.Contains(t, reqs[0].Messages[1].Content, "CREATE TABLE shop.customers")
+}
+
 // retrieveChosen asks RETRIEVE question and returns the chosen tables'
 // reasons by schema-qualified name.
 func retrieveChosen(ctx context.Context, t *testing.T, conn *pgx.Conn, question string) map[string]string {
