@@ -255,7 +255,8 @@ func TestCoverExpand(t *testing.T) {
 // ("customer names") brings the entity's table, joined to a chosen one,
 // when no chosen table has that attribute, however low the scorer rated
 // it; a chosen table carrying the attribute, a table no edge joins, or a
-// question naming no attribute of it keep it out.
+// question naming no attribute of it keep it out. So does one listing the
+// entity with a chosen table's as its own ("customers with their orders").
 func TestAttributeExpand(t *testing.T) {
 	mk := func(id int64, name string, logit float64, cols ...string) *Scored {
 		ti := &TableInfo{ID: id, Schema: "shop", Name: name}
@@ -310,6 +311,25 @@ func TestAttributeExpand(t *testing.T) {
 	cfg := base
 	cfg.NoAttributes = true
 	require.Equal(t, []string{"orders"}, chosen("customer names and their orders", cfg, orders, customers))
+
+	// Owner completion: the two entities listed together, one as the
+	// other's, either way round.
+	for _, q := range []string{
+		"list customers with their orders",
+		"customers whose orders were placed in 2024",
+		"all orders and their customers",
+		"customers along with their orders",
+	} {
+		require.Equal(t, []string{"orders", "customers"}, chosen(q, base, orders, customers, clients), q)
+		require.Equal(t, []string{"orders"}, chosen(q, cfg, orders, customers, clients), q)
+	}
+	for _, q := range []string{
+		"how many orders per customer",
+		"orders with their amounts", // no table is named by amounts
+		"clients with their orders", // no edge joins clients
+	} {
+		require.Equal(t, []string{"orders"}, chosen(q, base, orders, customers, clients), q)
+	}
 }
 
 // TestDocumentedTerseSchema: comments and descriptions count as the words a

@@ -45,7 +45,8 @@ type ExpansionConfig struct {
 	// stays only when one of its tables beats the threshold by this margin.
 	// Default: the trained value.
 	RefineMargin *float64
-	// NoAttributes turns attribute completion off (see attributeExpand).
+	// NoAttributes turns attribute and owner completion off (see
+	// attributeExpand, ownerExpand).
 	NoAttributes bool
 }
 
@@ -191,6 +192,9 @@ func expand(q *Query, ranked []*Scored, selected int, g *graph, cfg ExpansionCon
 	}
 	if q != nil && !cfg.NoAttributes && added < cfg.MaxExpand {
 		added += attributeExpand(q, ranked[selected:], ex, in, g, okEdge, cfg.MaxExpand-added)
+	}
+	if q != nil && !cfg.NoAttributes && added < cfg.MaxExpand {
+		added += ownerExpand(q, ranked[selected:], ex, in, g, okEdge, cfg.MaxExpand-added)
 	}
 
 	// 2. Bridges: connect the chosen tables along shortest join paths,
@@ -467,6 +471,85 @@ func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool,
 			ex.reason[t.ID] = ReasonJoin
 			added++
 			break
+		}
+	}
+	return added
+}
+
+// ownerPairs returns the question's (owner, owned) stem pairs: a word, then
+// "with their", "and their", "along with their" or "whose", then another
+// ("customers with their orders", "customers whose orders").
+func ownerPairs(q *Query) [][2]string {
+	w, st := q.all.words, q.all.stems
+	var out [][2]string
+	for i := 0; i+2 < len(w); i++ {
+		if stopwords[w[i]] {
+			continue
+		}
+		j := i + 1
+		switch {
+		case w[j] == "whose":
+			j++
+		case (w[j] == "with" || w[j] == "and") && w[j+1] == "their":
+			j += 2
+		case w[j] == "along" && j+2 < len(w) && w[j+1] == "with" && w[j+2] == "their":
+			j += 3
+		default:
+			continue
+		}
+		if j < len(w) && !stopwords[w[j]] {
+			out = append(out, [2]string{st[i], st[j]})
+		}
+	}
+	return out
+}
+
+// ownerExpand adds up to budget candidates from rest that a join edge ties
+// to a chosen table when the question lists the two entities together,
+// one as the other's: in "list customers with their orders" with orders
+// chosen, the customers are what is listed, and in "orders and their
+// customers" the customers are asked for too. One word of the pair must
+// name the candidate and no chosen table, the other a chosen table the
+// candidate joins.
+func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *graph, okEdge func(*JoinEdge) bool, budget int) int {
+	pairs := ownerPairs(q)
+	if len(pairs) == 0 {
+		return 0
+	}
+	namedByChosen := func(w string) bool {
+		for _, c := range ex.chosen {
+			if c.Table.nameA.set[w] {
+				return true
+			}
+		}
+		return false
+	}
+	added := 0
+	for _, s := range rest {
+		if added >= budget {
+			break
+		}
+		t := s.Table
+		if in[t.ID] {
+			continue
+		}
+	pairs:
+		for _, p := range pairs {
+			for _, o := range [][2]string{{p[0], p[1]}, {p[1], p[0]}} {
+				mine, theirs := o[0], o[1]
+				if mine == theirs || !t.nameA.set[mine] || namedByChosen(mine) {
+					continue
+				}
+				for _, c := range ex.chosen {
+					if c.Table.nameA.set[theirs] && okEdge(g.edge(t.ID, c.Table.ID)) {
+						ex.chosen = append(ex.chosen, s)
+						in[t.ID] = true
+						ex.reason[t.ID] = ReasonJoin
+						added++
+						break pairs
+					}
+				}
+			}
 		}
 	}
 	return added

@@ -35,7 +35,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	window := fs.Int("atr-window", 20, "ATR window size W")
 	retain := fs.Int("atr-retain", 15, "ATR retention size R")
 	noExpand := fs.Bool("no-expansion", false, "report the default pipeline without join-path expansion")
-	noAttrs := fs.Bool("no-attribute-completion", false, "report the default pipeline without attribute completion (expansion adding the joined table a question asks an attribute of)")
+	noAttrs := fs.Bool("no-attribute-completion", false, "report the default pipeline without attribute completion (expansion adding the joined table a question asks an attribute of, or lists another table's rows as its own)")
 	verbose := fs.Bool("verbose", false, "log progress")
 	unanswerable := fs.String("unanswerable", "", "questions file (a path) appended to the benchmark's: questions with empty gold SQL count as unanswerable, exclude_dbs/pool_dbs shape each one's pool")
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")

@@ -27,7 +27,7 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	retain := fs.Int("atr-retain", 15, "ATR retention size R")
 	candidates := fs.Int("candidates", 50, "hybrid candidates C reranked by ATR")
 	noExpand := fs.Bool("no-expansion", false, "skip join-path expansion")
-	noAttrs := fs.Bool("no-attribute-completion", false, "skip attribute completion (expansion adding the joined table a question asks an attribute of, as in \"customer names\")")
+	noAttrs := fs.Bool("no-attribute-completion", false, "skip attribute completion (expansion adding the joined table a question asks an attribute of, as in \"customer names\", or lists with another table's rows, as in \"customers with their orders\")")
 	embDim := fs.Int("embedder-dimension", 0, "alias of --embed-dimension")
 	embed := embedderFlags(fs, env.getenv)
 	multihop := fs.Bool("multihop", false, "MURRE multi-hop retrieval with removal (needs --llm-url)")

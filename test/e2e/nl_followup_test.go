@@ -130,7 +130,7 @@ func TestNLAttributeCompletion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn := e.connect(t)
-	for _, q := range []string{"customer names and their orders", "total order amount per customer name"} {
+	for _, q := range []string{"customer names and their orders", "total order amount per customer name", "list customers with their orders"} {
 		reasons := retrieveChosen(ctx, t, conn, q)
 		require.Contains(t, reasons, "shop.orders", "%s: %v", q, reasons)
 		require.Contains(t, reasons, "shop.customers", "%s: %v", q, reasons)
