@@ -330,6 +330,19 @@ func TestAttributeExpand(t *testing.T) {
 	} {
 		require.Equal(t, []string{"orders"}, chosen(q, base, orders, customers, clients), q)
 	}
+
+	// A terse, documented schema: the entity is read from the table's own
+	// comment, the attribute from a column's description.
+	doc := func(id int64, name, comment string, cols ...ColumnInfo) *Scored {
+		ti := &TableInfo{ID: id, Schema: "crm", Name: name, Comment: comment, Columns: cols}
+		ti.prepare(nil, nil)
+		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: -3}
+	}
+	ordr := doc(1, "orders", "orders placed by customers", ColumnInfo{Name: "id"}, ColumnInfo{Name: "cstmr_id"}, ColumnInfo{Name: "amt"})
+	ordr.Logit = 0
+	cstmr := doc(2, "cstmr", "customers of the shop", ColumnInfo{Name: "id"}, ColumnInfo{Name: "nm", Description: "full name"})
+	require.Equal(t, []string{"orders", "cstmr"}, chosen("customer names and their orders", base, ordr, cstmr))
+	require.Equal(t, []string{"orders", "cstmr"}, chosen("list customers with their orders", base, ordr, cstmr))
 }
 
 // TestDocumentedTerseSchema: comments and descriptions count as the words a

@@ -424,8 +424,9 @@ func attributePairs(q *Query) [][2]string {
 // redundant the scorer found it (orders names customers through its key
 // column and comment, and "name" is too common a word to count as
 // coverage). The attribute must be a word of one of the candidate's non-key
-// columns, the entity a word of its name, and no chosen table's name or
-// columns may carry the attribute.
+// columns (its name or documentation), the entity a word of its name or
+// own comment, and no chosen table's name, columns or comments may carry
+// the attribute.
 func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *graph, okEdge func(*JoinEdge) bool, budget int) int {
 	pairs := attributePairs(q)
 	if len(pairs) == 0 {
@@ -451,9 +452,10 @@ func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool,
 		if !joined {
 			continue
 		}
+		title := t.titleStems()
 		for _, p := range pairs {
 			entity, attr := p[0], p[1]
-			if entity == attr || !t.nameA.set[entity] || !nonKeyColumnStem(t, attr) {
+			if entity == attr || !title[entity] || !nonKeyColumnStem(t, attr) {
 				continue
 			}
 			covered := false
@@ -509,8 +511,10 @@ func ownerPairs(q *Query) [][2]string {
 // one as the other's: in "list customers with their orders" with orders
 // chosen, the customers are what is listed, and in "orders and their
 // customers" the customers are asked for too. One word of the pair must
-// name the candidate and no chosen table, the other a chosen table the
-// candidate joins.
+// name the candidate (its name or own comment) and no chosen table's name,
+// the other a chosen table the candidate joins. A chosen table's comment
+// does not make it the owner: orders documented as "orders placed by
+// customers" are not the customers.
 func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *graph, okEdge func(*JoinEdge) bool, budget int) int {
 	pairs := ownerPairs(q)
 	if len(pairs) == 0 {
@@ -533,15 +537,16 @@ func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 		if in[t.ID] {
 			continue
 		}
+		title := t.titleStems()
 	pairs:
 		for _, p := range pairs {
 			for _, o := range [][2]string{{p[0], p[1]}, {p[1], p[0]}} {
 				mine, theirs := o[0], o[1]
-				if mine == theirs || !t.nameA.set[mine] || namedByChosen(mine) {
+				if mine == theirs || !title[mine] || namedByChosen(mine) {
 					continue
 				}
 				for _, c := range ex.chosen {
-					if c.Table.nameA.set[theirs] && okEdge(g.edge(t.ID, c.Table.ID)) {
+					if c.Table.titleStems()[theirs] && okEdge(g.edge(t.ID, c.Table.ID)) {
 						ex.chosen = append(ex.chosen, s)
 						in[t.ID] = true
 						ex.reason[t.ID] = ReasonJoin
@@ -556,14 +561,20 @@ func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 }
 
 // nonKeyColumnStem reports whether one of t's columns other than keys
-// (id, …_id, …_key) carries the stem s in its name.
+// (id, …_id, …_key) carries the stem s in its name, comment or
+// description (a terse nm documented as "customer name" is a name).
 func nonKeyColumnStem(t *TableInfo, s string) bool {
-	for _, a := range t.colA {
+	for i, a := range t.colA {
 		if n := len(a.words); n > 0 && (a.words[n-1] == "id" || a.words[n-1] == "key") {
 			continue
 		}
 		if a.set[s] {
 			return true
+		}
+		if c := t.Columns[i]; c.Comment != "" || c.Description != "" {
+			if analyze(c.Comment+" "+c.Description, true).set[s] {
+				return true
+			}
 		}
 	}
 	return false
