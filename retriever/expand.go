@@ -139,6 +139,13 @@ type expansion struct {
 	info    map[int64]*TableInfo
 }
 
+// addJoined adds s to the chosen tables as one expansion joined.
+func (ex *expansion) addJoined(s *Scored, in map[int64]bool) {
+	ex.chosen = append(ex.chosen, s)
+	in[s.Table.ID] = true
+	ex.reason[s.Table.ID] = ReasonJoin
+}
+
 // expand applies REAR expansion, Steiner bridging and CORE-T restoration to
 // ATR's selection for question q. tableOf loads metadata for bridge tables
 // outside the candidate list.
@@ -182,9 +189,7 @@ func expand(q *Query, ranked []*Scored, selected int, g *graph, cfg ExpansionCon
 		if added >= cfg.MaxExpand {
 			break
 		}
-		ex.chosen = append(ex.chosen, s)
-		in[s.Table.ID] = true
-		ex.reason[s.Table.ID] = ReasonJoin
+		ex.addJoined(s, in)
 		added++
 	}
 	if q != nil && *cfg.CoverMargin < 99 && added < cfg.MaxExpand {
@@ -277,9 +282,7 @@ func expand(q *Query, ranked []*Scored, selected int, g *graph, cfg ExpansionCon
 			}
 		}
 		if best != nil && bestCS >= cfg.TauComp && best.Margin() >= *cfg.RestoreMargin {
-			in[best.Table.ID] = true
-			ex.chosen = append(ex.chosen, best)
-			ex.reason[best.Table.ID] = ReasonJoin
+			ex.addJoined(best, in)
 		}
 	}
 	ex.paths = joinPaths(g, in, ex.info, cfg.MinEdgeScore, nil)
@@ -372,9 +375,7 @@ func coverExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 			break
 		}
 		c := pool[best]
-		ex.chosen = append(ex.chosen, c.s)
-		in[c.s.Table.ID] = true
-		ex.reason[c.s.Table.ID] = ReasonJoin
+		ex.addJoined(c.s, in)
 		for s := range c.own {
 			covered[s] = true
 		}
@@ -468,9 +469,7 @@ func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool,
 			if covered {
 				continue
 			}
-			ex.chosen = append(ex.chosen, s)
-			in[t.ID] = true
-			ex.reason[t.ID] = ReasonJoin
+			ex.addJoined(s, in)
 			added++
 			break
 		}
@@ -547,9 +546,7 @@ func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 				}
 				for _, c := range ex.chosen {
 					if c.Table.titleStems()[theirs] && okEdge(g.edge(t.ID, c.Table.ID)) {
-						ex.chosen = append(ex.chosen, s)
-						in[t.ID] = true
-						ex.reason[t.ID] = ReasonJoin
+						ex.addJoined(s, in)
 						added++
 						break pairs
 					}
