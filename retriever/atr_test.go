@@ -192,15 +192,19 @@ func TestListIDFFeatures(t *testing.T) {
 	require.Equal(t, 1.0, cs[2].coverFirst)
 }
 
-func TestCoverExpand(t *testing.T) {
-	mk := func(id int64, name string, margin float64, cols ...string) *Scored {
-		ti := &TableInfo{ID: id, Schema: "shop", Name: name}
-		for _, c := range cols {
-			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
-		}
-		ti.prepare(nil, nil)
-		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: margin}
+// shopScored is a scored candidate shop.name with the given columns, at
+// logit (no threshold is set, so the logit is also its margin).
+func shopScored(id int64, name string, logit float64, cols ...string) *Scored {
+	ti := &TableInfo{ID: id, Schema: "shop", Name: name}
+	for _, c := range cols {
+		ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
 	}
+	ti.prepare(nil, nil)
+	return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: logit}
+}
+
+func TestCoverExpand(t *testing.T) {
+	mk := shopScored
 	ranked := []*Scored{
 		mk(1, "products", 1, "product_id", "product_name", "color_code", "description"),
 		mk(2, "ref_colors", -0.5, "color_code", "color_description"),
@@ -258,14 +262,7 @@ func TestCoverExpand(t *testing.T) {
 // question naming no attribute of it keep it out. So does one listing the
 // entity with a chosen table's as its own ("customers with their orders").
 func TestAttributeExpand(t *testing.T) {
-	mk := func(id int64, name string, logit float64, cols ...string) *Scored {
-		ti := &TableInfo{ID: id, Schema: "shop", Name: name}
-		for _, c := range cols {
-			ti.Columns = append(ti.Columns, ColumnInfo{Name: c})
-		}
-		ti.prepare(nil, nil)
-		return &Scored{Candidate: &Candidate{Table: ti, Rank: int(id)}, Logit: logit}
-	}
+	mk := shopScored
 	orders := mk(1, "orders", 0, "id", "customer_id", "amount", "placed_at")
 	customers := mk(2, "customers", -3, "id", "name", "country")
 	clients := mk(3, "clients", -3, "id", "name")

@@ -433,16 +433,15 @@ func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool,
 	if len(pairs) == 0 {
 		return 0
 	}
-	has := func(t *TableInfo, s string) bool { return t.nameA.set[s] || t.colStems[s] }
-	added := 0
-	for _, s := range rest {
-		if added >= budget {
-			break
+	covered := func(attr string) bool {
+		for _, c := range ex.chosen {
+			if c.Table.nameA.set[attr] || c.Table.colStems[attr] {
+				return true
+			}
 		}
-		t := s.Table
-		if in[t.ID] {
-			continue
-		}
+		return false
+	}
+	return addJoinedWhere(rest, ex, in, budget, func(t *TableInfo) bool {
 		joined := false
 		for _, c := range ex.chosen {
 			if okEdge(g.edge(t.ID, c.Table.ID)) {
@@ -451,30 +450,17 @@ func attributeExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool,
 			}
 		}
 		if !joined {
-			continue
+			return false
 		}
 		title := t.titleStems()
 		for _, p := range pairs {
 			entity, attr := p[0], p[1]
-			if entity == attr || !title[entity] || !nonKeyColumnStem(t, attr) {
-				continue
+			if entity != attr && title[entity] && nonKeyColumnStem(t, attr) && !covered(attr) {
+				return true
 			}
-			covered := false
-			for _, c := range ex.chosen {
-				if has(c.Table, attr) {
-					covered = true
-					break
-				}
-			}
-			if covered {
-				continue
-			}
-			ex.addJoined(s, in)
-			added++
-			break
 		}
-	}
-	return added
+		return false
+	})
 }
 
 // ownerPairs returns the question's (owner, owned) stem pairs: a word, then
@@ -527,17 +513,8 @@ func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 		}
 		return false
 	}
-	added := 0
-	for _, s := range rest {
-		if added >= budget {
-			break
-		}
-		t := s.Table
-		if in[t.ID] {
-			continue
-		}
+	return addJoinedWhere(rest, ex, in, budget, func(t *TableInfo) bool {
 		title := t.titleStems()
-	pairs:
 		for _, p := range pairs {
 			for _, o := range [][2]string{{p[0], p[1]}, {p[1], p[0]}} {
 				mine, theirs := o[0], o[1]
@@ -546,12 +523,27 @@ func ownerExpand(q *Query, rest []*Scored, ex *expansion, in map[int64]bool, g *
 				}
 				for _, c := range ex.chosen {
 					if c.Table.titleStems()[theirs] && okEdge(g.edge(t.ID, c.Table.ID)) {
-						ex.addJoined(s, in)
-						added++
-						break pairs
+						return true
 					}
 				}
 			}
+		}
+		return false
+	})
+}
+
+// addJoinedWhere adds, in rank order, up to budget candidates from rest that
+// are not chosen yet and that fits accepts (it sees each addition), and
+// returns how many it added.
+func addJoinedWhere(rest []*Scored, ex *expansion, in map[int64]bool, budget int, fits func(*TableInfo) bool) int {
+	added := 0
+	for _, s := range rest {
+		if added >= budget {
+			break
+		}
+		if !in[s.Table.ID] && fits(s.Table) {
+			ex.addJoined(s, in)
+			added++
 		}
 	}
 	return added
