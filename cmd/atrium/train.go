@@ -34,6 +34,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	augment := fs.Float64("augment-schemas", 0, "share of training questions asked against a renamed copy of their database (synonyms, abbreviations, unseparated words), and of pool databases drawn renamed (0: none)")
 	varyPool := fs.Bool("vary-pool", false, "draw each training question's pool size between a quarter and twice the default 20 databases")
 	validByDB := fs.Bool("valid-by-db", false, "choose the epoch and operating point on the questions of 15% of the training databases (seeded) instead of 15% of the questions")
+	validBySQL := fs.Bool("valid-by-sql", false, "hold out whole groups of questions with the same database and gold query (a query's paraphrases and their Spider-Syn rewordings) for choosing the epoch and operating point, instead of single questions whose siblings stay in training")
 	pairFolds := fs.Int("learned-pairs-folds", 0, "prepare the training questions of each of N folds of the training databases with vocabulary learned pairs mined from the other folds' Spider-Syn questions (the --extra-questions files with spider_question) instead of the embedded pairs (0: embedded)")
 	pairsStrict := fs.Bool("learned-pairs-strict", false, "with --learned-pairs-folds, also drop a fold's learned pairs whose schema word the fold's databases carry, so its questions' rewordings are as new to the pairs as a dev set's")
 	unanswerable := fs.Float64("unanswerable", 0, "share of training questions also asked, with no table to find, against a pool without their database; the threshold learns to beat every table there (0: none)")
@@ -52,6 +53,9 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if !mine.ValidShift(*holdOut, *shift) {
 		return usageError{"--hold-out-shift needs --hold-out-every N and a shift from 0 to N-1"}
+	}
+	if *validByDB && *validBySQL {
+		return usageError{"--valid-by-db and --valid-by-sql are two ways of splitting; choose one"}
 	}
 	if *members < 1 || *members > 64 {
 		return usageError{"--members must be from 1 to 64"}
@@ -110,7 +114,7 @@ func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 		BenchDir: *bench, ServerDSN: *dsn, KeepDB: *keep, Logger: log, HoldOutEvery: *holdOut, HoldOutShift: *shift,
 		ExtraQuestions: extras,
 		Train: atrtrain.TrainConfig{Seed: *seed, Epochs: *epochs, Limit: *limit, AverageEpochs: *avg,
-			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members,
+			AugmentSchemas: *augment, VaryPool: *varyPool, ValidByDB: *validByDB, ValidBySQL: *validBySQL, LearnedPairsFolds: *pairFolds, LearnedPairsStrict: *pairsStrict, Members: *members,
 			Unanswerable: *unanswerable,
 			MaxTables:    atrtrain.TableCap{Band: *band}},
 	})

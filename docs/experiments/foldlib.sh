@@ -17,6 +17,11 @@
 #                       scored by its own ensemble, abstention off, pooled:
 #                       one row of P R CR F1 tables; a BINARY with %k in it
 #                       names one binary per fold (strict pairs, step 16)
+#   fold_weights OUTDIR K
+#                       fold K's weights file: $WEIGHTS with %k replaced by K
+#                       (step 36: a retrained scorer's files), else the
+#                       fold's shipped ensemble OUTDIR/z_K.json; $EVAL_FLAGS,
+#                       when set, adds flags to every eval (--embedder words)
 
 fold_args() {
   out=${1:?usage: $0 OUTDIR [BINARY...]}
@@ -54,13 +59,19 @@ fold_rename() {
   done
 }
 
+fold_weights() {
+  local w=${WEIGHTS:-$1/z_%k.json}
+  echo "${w//%k/$2}"
+}
+
 fold_rows() {
   local b=$1 out=$2 pre s k
   shift 2
   for pre in "$@"; do
     for s in sp syn; do
       for k in 0 1 2 3 4 5 6; do
-        "${b//%k/$k}" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
+        # shellcheck disable=SC2086 # EVAL_FLAGS is a list of flags
+        "${b//%k/$k}" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$(fold_weights "$out" "$k")" --abstain-floor=-inf --abstain-coverage=0 ${EVAL_FLAGS:-} 2>&1 |
           grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
         echo
       done | python3 -c "

@@ -23,10 +23,25 @@ out=${1:?usage: $0 FOLDDIR OLD NEW}
 old=${2:?usage: $0 FOLDDIR OLD NEW}
 new=${3:?usage: $0 FOLDDIR OLD NEW}
 here=$(dirname "$0")
-log=$(mktemp -d)
-bash "$here/issue10-step21/prose.sh" "$out" "$old" "$new" > "$log/off"
-bash "$here/issue10-step21/falseabs.sh" "$out" "$old" > "$log/fa_old"
-bash "$here/issue10-step21/falseabs.sh" "$out" "$new" > "$log/fa_new"
+# VETO_LOG keeps each side's rows in a directory of your choosing; a side
+# whose rows are already there is not run again (so OLD can be scored while
+# NEW is still being built).
+log=${VETO_LOG:-$(mktemp -d)}
+mkdir -p "$log"
+side() { # FILE WEIGHTS FLAGS SCRIPT BINARY
+  if [ ! -s "$log/$1" ]; then
+    WEIGHTS=$2 EVAL_FLAGS=$3 bash "$here/issue10-step21/$4" "$out" "$5" > "$log/$1.tmp"
+    mv "$log/$1.tmp" "$log/$1"
+  fi
+}
+# OLD_WEIGHTS / NEW_WEIGHTS (a path with %k for the fold) and OLD_FLAGS /
+# NEW_FLAGS (eval flags) let each side have its own scorer and settings
+# (step 36: a retrained scorer on words-v1 with its own floors).
+side off_old "${OLD_WEIGHTS:-}" "${OLD_FLAGS:-}" prose.sh "$old"
+side off_new "${NEW_WEIGHTS:-}" "${NEW_FLAGS:-}" prose.sh "$new"
+cat "$log/off_old" "$log/off_new" > "$log/off"
+side fa_old "${OLD_WEIGHTS:-}" "${OLD_FLAGS:-}" falseabs.sh "$old"
+side fa_new "${NEW_WEIGHTS:-}" "${NEW_FLAGS:-}" falseabs.sh "$new"
 python3 - "$log" "$old" "$new" <<'PY'
 import re, sys
 log, old, new = sys.argv[1:]

@@ -120,6 +120,15 @@ type TrainConfig struct {
 	// saw as positives (a random question split leaves a held-out
 	// question's Spider-Syn twin in training).
 	ValidByDB bool
+	// ValidBySQL holds out whole groups of questions that share a database
+	// and a gold query (whitespace and case folded) instead of single
+	// questions, ValidFrac of the questions in all. Spider asks most of its
+	// queries twice and Spider-Syn rewords each of those, so a random
+	// question split leaves three siblings of nearly every held-out question
+	// in training, and the epoch and operating point are chosen on
+	// questions the network has as good as seen. Unlike ValidByDB, every
+	// training database still contributes positives.
+	ValidBySQL bool
 	// LearnedPairsFolds, when positive, splits the training databases into
 	// that many folds and prepares each fold's questions with the
 	// vocabulary's learned pairs mined from the Spider-Syn questions of the
@@ -243,6 +252,37 @@ type TrainWindow struct {
 	NoAnswer bool
 }
 
+// sqlGroup names the questions that ask the same thing of one database:
+// Spider's paraphrases of one query and their Spider-Syn rewordings.
+func sqlGroup(q *benchload.Question) string {
+	return strings.ToLower(q.DBID) + "\x00" + strings.ToLower(strings.Join(strings.Fields(q.Query), " "))
+}
+
+// sqlGroupSplit draws whole SQL groups, in a seeded order, until they hold
+// nValid of the used questions (the last group drawn may pass it).
+func sqlGroupSplit(qs []benchload.Question, used []int, nValid int, rng *rand.Rand) map[string]bool {
+	size := map[string]int{}
+	var groups []string
+	for _, qi := range used {
+		g := sqlGroup(&qs[qi])
+		if size[g] == 0 {
+			groups = append(groups, g)
+		}
+		size[g]++
+	}
+	sort.Strings(groups)
+	valid := map[string]bool{}
+	held := 0
+	for _, i := range rng.Perm(len(groups)) {
+		if held >= nValid {
+			break
+		}
+		valid[groups[i]] = true
+		held += size[groups[i]]
+	}
+	return valid
+}
+
 // trainQuestion keeps what validation needs to rerun the pipeline.
 type trainQuestion struct {
 	q        *retriever.Query
@@ -355,6 +395,10 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 			validDB[own[i]] = true
 		}
 	}
+	validSQL := map[string]bool{}
+	if cfg.ValidBySQL && !cfg.ValidByDB {
+		validSQL = sqlGroupSplit(bench.Questions, order[:n], nValid, rand.New(rand.NewPCG(cfg.Seed, 0x5a1)))
+	}
 	set := &TrainingSet{}
 	set.Embedder = r.EmbedderName()
 	rcfg := r.Config()
@@ -375,6 +419,8 @@ func buildTrainingSet(ctx context.Context, r *retriever.Retriever, bench *benchl
 		valid := k < nValid
 		if cfg.ValidByDB {
 			valid = validDB[strings.ToLower(bq.DBID)]
+		} else if cfg.ValidBySQL {
+			valid = validSQL[sqlGroup(bq)]
 		}
 		// A training question is asked against its database's renamed copy
 		// with probability AugmentSchemas; so is each other database of
@@ -1413,6 +1459,8 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	if job.Train.ValidByDB {
 		data += ", validation split by database"
+	} else if job.Train.ValidBySQL {
+		data += ", validation split by gold query"
 	}
 	if job.Train.Unanswerable > 0 {
 		data += fmt.Sprintf(", a share of %.2f also asked unanswerable", job.Train.Unanswerable)

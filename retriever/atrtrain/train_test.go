@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/atriumdb/atrium/catalog/benchload"
 	"github.com/atriumdb/atrium/retriever"
 	"github.com/atriumdb/atrium/test/testdb"
 )
@@ -328,4 +329,35 @@ func spiderTrainDir(t *testing.T) string {
 		t.Skip("loads Spider's training schemas")
 	}
 	return testdb.SpiderDir(t, "train_spider.json")
+}
+
+// A query's paraphrases and rewordings are held out together or not at all,
+// and the split still holds about the share asked for.
+func TestSQLGroupSplit(t *testing.T) {
+	var qs []benchload.Question
+	for g := 0; g < 100; g++ {
+		for i := 0; i < 1+g%4; i++ {
+			// Case and spacing vary within a group, as Spider's do.
+			q := fmt.Sprintf("SELECT  count(*) FROM t%d", g)
+			if i%2 == 1 {
+				q = strings.ToLower(strings.ReplaceAll(q, "  ", "\n"))
+			}
+			qs = append(qs, benchload.Question{DBID: []string{"Shop", "shop"}[i%2], Query: q, Question: fmt.Sprintf("q%d.%d", g, i)})
+		}
+	}
+	used := rand.New(rand.NewPCG(1, 2)).Perm(len(qs))
+	nValid := len(qs) * 15 / 100
+	valid := sqlGroupSplit(qs, used, nValid, rand.New(rand.NewPCG(1, 3)))
+	held, groups := 0, map[string]int{}
+	for i := range qs {
+		g := sqlGroup(&qs[i])
+		groups[g]++
+		if valid[g] {
+			held++
+		}
+	}
+	require.Len(t, groups, 100, "a group is one database and one query, whatever the case and spacing")
+	require.GreaterOrEqual(t, held, nValid)
+	require.Less(t, held, nValid+4, "the split stops at the first group that reaches the share")
+	require.Equal(t, valid, sqlGroupSplit(qs, used, nValid, rand.New(rand.NewPCG(1, 3))), "seeded")
 }

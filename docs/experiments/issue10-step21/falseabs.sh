@@ -19,7 +19,8 @@ b=${bins[0]}
 for pre in ho ren doc prose; do
   for s in sp syn; do
     for k in 0 1 2 3 4 5 6; do
-      "$b" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" 2>&1 |
+      # shellcheck disable=SC2086 # EVAL_FLAGS is a list of flags
+      "$b" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$(fold_weights "$out" "$k")" ${EVAL_FLAGS:-} 2>&1 |
         grep -E '^benchmark|^atr\+expansion' | tr '\n' ' '
       echo
     done | python3 -c "
