@@ -1204,8 +1204,6 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// chooseExpansion picks the expansion margins that maximise the mean of F1
-// and complete recall of ATR + expansion on the held-out questions.
 // expansionGrid are the margins tried for expansion (99: off).
 var expansionGrid = []float64{-3, -2, -1.5, -1, -0.5, 0, 0.5, 99}
 
@@ -1214,55 +1212,18 @@ var expansionGrid = []float64{-3, -2, -1.5, -1, -0.5, 0, 0.5, 99}
 // margins chosen without it).
 var coverGrid = []float64{0, -0.5, -1, -1.5, -2, -3, -4, -6}
 
+// bandSeeds is how many margin settings the coverage stage starts from under
+// a two-sided table bound. Coverage expansion only adds tables, so the
+// margins alone may rightly sit below the band; judging them by the band on
+// their own left only settings that overshoot with aggressive expansion and
+// undo it by refinement (docs/retrieval.md, step 37).
+const bandSeeds = 8
+
+// chooseExpansion picks the expansion margins that maximise the mean of F1
+// and complete recall of ATR + expansion on the held-out questions.
 func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQuestion, cfg TrainConfig) (*retriever.TrainedExpansion, retriever.HeldOutStats) {
 	runs := runHeldOut(ctx, m, qs, cfg.Window, cfg.Retain)
-	grid := expansionGrid
-	best := &retriever.TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
-	var bestSt, nearestSt retriever.HeldOutStats
-	bestScore := -1.0
-	nearest := math.Inf(1)
-	var nearestEx *retriever.TrainedExpansion
-	c := cfg.MaxTables
-	for _, fm := range []float64{0, 1, 2, 3, 99} {
-		for _, em := range grid {
-			for _, rm := range grid {
-				e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.WithDefaults(nil)
-				st := expansionStats(runs, e)
-				if d := math.Abs(st.AvgTables - c.Expanded); d < nearest {
-					nearest, nearestSt = d, st
-					nearestEx = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
-				}
-				if !c.admits(st, c.Expanded) {
-					continue
-				}
-				if score := objective(st); score > bestScore+1e-12 {
-					bestScore, bestSt = score, st
-					best = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}
-				}
-			}
-		}
-	}
-	if bestScore < 0 && nearestEx != nil {
-		// The bound admits no margins: those nearest its target.
-		best, bestSt, bestScore = nearestEx, nearestSt, objective(nearestSt)
-	}
-	// Coverage expansion is chosen given the margins above (a joint grid
-	// would be 50 times larger for the same choice on the held-out set).
-	for _, cm := range coverGrid {
-		for _, cg := range []float64{0.05, 0.1, 0.15, 0.2, 0.25} {
-			em, rm, fm := best.ExpandMargin, best.RestoreMargin, best.RefineMargin
-			e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.WithDefaults(nil)
-			st := expansionStats(runs, e)
-			if !c.admits(st, c.Expanded) {
-				continue
-			}
-			if score := objective(st); score > bestScore+1e-12 {
-				bestScore, bestSt = score, st
-				cm := cm
-				best = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm, CoverMargin: &cm, CoverGain: cg}
-			}
-		}
-	}
+	best, bestSt := pickExpansion(func(e retriever.ExpansionConfig) retriever.HeldOutStats { return expansionStats(runs, e) }, cfg.MaxTables)
 	coverMargin := 99.0
 	if best.CoverMargin != nil {
 		coverMargin = *best.CoverMargin
@@ -1270,6 +1231,95 @@ func chooseExpansion(ctx context.Context, m *retriever.LiteModel, qs []*trainQue
 	cfg.Logger.Info("train-atr expansion margins", "expand", best.ExpandMargin, "restore", best.RestoreMargin, "refine", best.RefineMargin,
 		"cover", coverMargin, "cover_gain", best.CoverGain,
 		"valid_f1", bestSt.F1, "valid_cr", bestSt.CompleteRecall, "valid_tables", bestSt.AvgTables, "valid_gold", bestSt.AvgGold)
+	return best, bestSt
+}
+
+// pickExpansion searches the expansion grids with eval (the held-out
+// figures of ATR + expansion under a setting) for the setting of best
+// objective that c admits.
+func pickExpansion(eval func(retriever.ExpansionConfig) retriever.HeldOutStats, c TableCap) (*retriever.TrainedExpansion, retriever.HeldOutStats) {
+	grid := expansionGrid
+	type pick struct {
+		ex    retriever.TrainedExpansion
+		st    retriever.HeldOutStats
+		score float64
+	}
+	// Margin stage: the best settings by the held-out objective among those
+	// the bound admits (under a band, those not above it), best first; a
+	// later setting displaces an earlier one only when strictly better, so
+	// ties keep grid order.
+	nSeeds := 1
+	if c.Band > 0 && c.Expanded > 0 {
+		nSeeds = bandSeeds
+	}
+	upTo := TableCap{ATR: c.ATR, Expanded: c.Expanded}
+	if nSeeds > 1 {
+		upTo.Expanded = c.Expanded + c.Band
+	}
+	var seeds []pick
+	var nearest pick
+	nearestD := math.Inf(1)
+	for _, fm := range []float64{0, 1, 2, 3, 99} {
+		for _, em := range grid {
+			for _, rm := range grid {
+				e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm}.WithDefaults(nil)
+				st := eval(e)
+				p := pick{retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm}, st, objective(st)}
+				if d := math.Abs(st.AvgTables - c.Expanded); d < nearestD {
+					nearestD, nearest = d, p
+				}
+				if !upTo.admits(st, upTo.Expanded) {
+					continue
+				}
+				i := len(seeds)
+				for i > 0 && p.score > seeds[i-1].score+1e-12 {
+					i--
+				}
+				if i < nSeeds {
+					seeds = append(seeds[:i], append([]pick{p}, seeds[i:]...)...)
+					if len(seeds) > nSeeds {
+						seeds = seeds[:nSeeds]
+					}
+				}
+			}
+		}
+	}
+	// The bound admits no margins: those nearest its target.
+	fallback := len(seeds) == 0
+	if fallback {
+		seeds = []pick{nearest}
+	}
+	best := &retriever.TrainedExpansion{ExpandMargin: 99, RestoreMargin: 99, RefineMargin: 99}
+	var bestSt retriever.HeldOutStats
+	bestScore := -1.0
+	// Coverage expansion is chosen given the margins above (a joint grid
+	// would be 50 times larger for the same choice on the held-out set).
+	for _, s := range seeds {
+		if (fallback || c.admits(s.st, c.Expanded)) && s.score > bestScore+1e-12 {
+			ex := s.ex
+			best, bestSt, bestScore = &ex, s.st, s.score
+		}
+		for _, cm := range coverGrid {
+			for _, cg := range []float64{0.05, 0.1, 0.15, 0.2, 0.25} {
+				em, rm, fm := s.ex.ExpandMargin, s.ex.RestoreMargin, s.ex.RefineMargin
+				e := retriever.ExpansionConfig{ExpandMargin: &em, RestoreMargin: &rm, RefineMargin: &fm, CoverMargin: &cm, CoverGain: cg}.WithDefaults(nil)
+				st := eval(e)
+				if !c.admits(st, c.Expanded) {
+					continue
+				}
+				if score := objective(st); score > bestScore+1e-12 {
+					bestScore, bestSt = score, st
+					cm := cm
+					best = &retriever.TrainedExpansion{ExpandMargin: em, RestoreMargin: rm, RefineMargin: fm, CoverMargin: &cm, CoverGain: cg}
+				}
+			}
+		}
+	}
+	if bestScore < 0 {
+		// Nothing lands in the band: the margins nearest its target.
+		ex := nearest.ex
+		best, bestSt = &ex, nearest.st
+	}
 	return best, bestSt
 }
 

@@ -201,6 +201,45 @@ func TestTableCapAdmits(t *testing.T) {
 	require.Empty(t, TableCap{}.note())
 }
 
+// TestPickExpansionBand: under a two-sided table bound the coverage stage
+// may lift margins that sit below the band into it, rather than the band
+// being met only by margins that expand and then refine away (step 37 of
+// docs/retrieval.md); a one-sided cap keeps the plain best margins.
+func TestPickExpansionBand(t *testing.T) {
+	stats := func(tables, f1, cr float64) retriever.HeldOutStats {
+		return retriever.HeldOutStats{AvgTables: tables, F1: f1, CompleteRecall: cr}
+	}
+	eval := func(e retriever.ExpansionConfig) retriever.HeldOutStats {
+		em, rm, fm := *e.ExpandMargin, *e.RestoreMargin, *e.RefineMargin
+		cover := *e.CoverMargin < 99
+		switch {
+		case em == 0 && rm == 0 && fm == 0 && cover && *e.CoverMargin == -0.5 && e.CoverGain == 0.15:
+			return stats(2.56, .760, .935)
+		case em == 0 && rm == 0 && fm == 0 && !cover:
+			return stats(2.50, .770, .930)
+		case em == -1 && rm == 0 && fm == 1 && !cover:
+			return stats(2.60, .690, .850)
+		}
+		return stats(2.40, .500, .600)
+	}
+	ex, st := pickExpansion(eval, TableCap{ATR: 2.5, Expanded: 2.6, Band: 0.05})
+	require.Equal(t, 0.0, ex.ExpandMargin)
+	require.Equal(t, 0.0, ex.RefineMargin)
+	require.NotNil(t, ex.CoverMargin)
+	require.Equal(t, -0.5, *ex.CoverMargin)
+	require.Equal(t, 0.15, ex.CoverGain)
+	require.InDelta(t, 2.56, st.AvgTables, 1e-9)
+
+	ex, st = pickExpansion(eval, TableCap{ATR: 2.5, Expanded: 2.6})
+	require.Equal(t, 0.0, ex.ExpandMargin)
+	require.Nil(t, ex.CoverMargin, "the cover setting scores lower")
+	require.InDelta(t, 2.50, st.AvgTables, 1e-9)
+
+	// Nothing lands in a band far away: the setting nearest its target.
+	_, st = pickExpansion(eval, TableCap{ATR: 2.5, Expanded: 3.5, Band: 0.05})
+	require.InDelta(t, 2.60, st.AvgTables, 1e-9)
+}
+
 // TestRecalibrateKeepsNetwork: train-atr --recalibrate keeps the given
 // weights' network and re-chooses only the operating point, by the same
 // rule training uses: a scorer whose threshold bias was moved away gets
