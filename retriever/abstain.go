@@ -23,6 +23,9 @@ import (
 const (
 	DefaultAbstainFloor    = -1.50
 	DefaultAbstainCoverage = 0.20
+	// DefaultTopWhenEmpty is Config.TopWhenEmpty's default: off. It was
+	// measured only beside step 38's candidate scorer, which dev vetoed.
+	DefaultTopWhenEmpty = false
 )
 
 // AbstainEvidence is the optional absolute-evidence rule (off by

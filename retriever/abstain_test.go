@@ -155,3 +155,52 @@ func TestSelectionCoverageCosine(t *testing.T) {
 	require.Equal(t, off, near, "a cosine no pair reaches adds nothing")
 	require.Less(t, on, 1.0, "volcanoes is named by nothing")
 }
+
+// thresholdAbove is a scorer whose threshold outranks every table it
+// scores: Algorithm 1 selects nothing, whatever the logits.
+type thresholdAbove struct{ Scorer }
+
+func (s thresholdAbove) Score(ctx context.Context, q *Query, window []*Candidate) ([]float64, float64, error) {
+	logits, _, err := s.Scorer.Score(ctx, q, window)
+	return logits, 1e6, err
+}
+
+// With TopWhenEmpty an empty selection of Algorithm 1 is not an abstention
+// by itself: the best-ranked table is selected and the floors decide, as
+// for any selection (step 38 of docs/retrieval.md). Off, the question
+// abstains with the threshold as the reason.
+func TestTopWhenEmpty(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	ctx := context.Background()
+	lite, err := DefaultLiteModel()
+	require.NoError(t, err)
+	sc := thresholdAbove{lite}
+	const q = "For each product, show its title and the total quantity over all order lines."
+	on, off, high := true, false, 50.0
+
+	r, err := New(pool, Config{TopWhenEmpty: &off}, Options{Embedder: emb, Scorer: sc})
+	require.NoError(t, err)
+	res, err := r.Retrieve(ctx, q)
+	require.NoError(t, err)
+	require.True(t, res.Abstained)
+	require.Contains(t, res.AbstainReason, "threshold")
+	require.Empty(t, res.Selected)
+
+	r, err = New(pool, Config{TopWhenEmpty: &on}, Options{Embedder: emb, Scorer: sc})
+	require.NoError(t, err)
+	res, err = r.Retrieve(ctx, q)
+	require.NoError(t, err)
+	require.False(t, res.Abstained, res.AbstainReason)
+	require.Len(t, res.Selected, 1)
+	top := res.Ranked[0].Table.QualifiedName()
+	require.Equal(t, top, res.Selected[0].QualifiedName())
+	require.Contains(t, chosenNames(res), top)
+	require.True(t, strings.HasPrefix(top, "shop."), top)
+
+	r, err = New(pool, Config{TopWhenEmpty: &on, AbstainFloor: &high}, Options{Embedder: emb, Scorer: sc})
+	require.NoError(t, err)
+	res, err = r.Retrieve(ctx, q)
+	require.NoError(t, err)
+	require.True(t, res.Abstained)
+	require.Contains(t, res.AbstainReason, "below the abstention floor 50")
+}

@@ -71,6 +71,13 @@ type Config struct {
 	// AbstainEvidence adds the absolute-evidence rule (abstain.go). Nil:
 	// off (the shipped behaviour).
 	AbstainEvidence *AbstainEvidence
+	// TopWhenEmpty selects Algorithm 1's best-ranked table when its
+	// threshold outranks every table, and leaves the verdict to the
+	// abstention floors as for any selection: the window threshold is
+	// relative and untuned for abstention, the floors are chosen for it
+	// (docs/retrieval.md, step 38). With abstention off the set is then
+	// never empty. Nil: DefaultTopWhenEmpty.
+	TopWhenEmpty *bool
 	// ExampleWeight bounds the logit bonus an example's tables get: the
 	// bonus is ExampleWeight × the example's similarity to the question.
 	// Default DefaultExampleWeight; negative disables example evidence.
@@ -176,6 +183,10 @@ func (c Config) withDefaults() Config {
 	if c.AbstainCoverage == nil {
 		v := DefaultAbstainCoverage
 		c.AbstainCoverage = &v
+	}
+	if c.TopWhenEmpty == nil {
+		v := DefaultTopWhenEmpty
+		c.TopWhenEmpty = &v
 	}
 	return c
 }
@@ -668,6 +679,10 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	// empty, and a weak best table must not pull in its join neighbours.
 	// Coverage is judged on the user's words (a rewritten word is named
 	// by construction) through the same bridge as before.
+	if *r.cfg.TopWhenEmpty && atr.Selected == 0 && len(atr.Ranked) > 0 {
+		atr.Selected = 1
+		res.Selected = append(res.Selected, atr.Ranked[0].Table)
+	}
 	ab := abstain(p.asked, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainCoverageCosine, r.cfg.AbstainEvidence)
 	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
 	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {

@@ -39,6 +39,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	verbose := fs.Bool("verbose", false, "log progress")
 	unanswerable := fs.String("unanswerable", "", "questions file (a path) appended to the benchmark's: questions with empty gold SQL count as unanswerable, exclude_dbs/pool_dbs shape each one's pool")
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
+	topWhenEmpty := fs.Bool("top-when-empty", retriever.DefaultTopWhenEmpty, "when ATR's threshold outranks every table, select the best one and let the abstention floors decide (docs/retrieval.md, step 38)")
 	coverCos := fs.Float64("abstain-coverage-cosine", 0, "also count a question word as named by the selection when its word vector reaches this cosine with a word the selected tables carry (0: off, the shipped behaviour)")
 	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
 	schemaRewrite := fs.Float64("schema-rewrite", 0, "least vocabulary-bridge weight at which a question word is said in a candidate table's words before scoring (0: the shipped default; negative: off)")
@@ -108,6 +109,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		return usageError{"--abstain-coverage-cosine must be from 0 to 1"}
 	}
 	cfg.AbstainCoverageCosine = *coverCos
+	cfg.TopWhenEmpty = topWhenEmpty
 	if err := abst.apply(&cfg); err != nil {
 		return err
 	}
