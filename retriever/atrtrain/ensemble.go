@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/atriumdb/atrium/retriever"
@@ -95,13 +96,40 @@ func Pool(models ...*retriever.LiteModel) (*retriever.LiteModel, error) {
 	e.Training = models[0].Training
 	e.Training.HeldOutATR, e.Training.HeldOutDefault = nil, nil
 	e.Training.MeasuredWith = nil // measured for the first file's ensemble, not this one
-	e.Training.Data += fmt.Sprintf("; networks of %d weights files pooled (%d members)", len(models), len(e.Members))
+	e.Training.Data += fmt.Sprintf("; networks of %d weights files pooled (%d members", len(models), len(e.Members))
+	// The pool keeps the first file's embedder as its own; a mixed pool
+	// says so, since its members' vectors were not all of that kind.
+	if kinds := memberEmbedders(e.Members); len(kinds) > 1 {
+		e.Training.Data += ", trained with " + strings.Join(kinds, ", ")
+	}
+	e.Training.Data += ")"
 	if len(e.Members) == 1 {
 		only := e.Members[0]
 		only.Training = e.Training
 		return only, nil
 	}
 	return e, nil
+}
+
+// memberEmbedders counts the members' training embedders, in order of
+// first appearance: "builtin-v1 (4)", "words-v1 (4)".
+func memberEmbedders(members []*retriever.LiteModel) []string {
+	var order []string
+	n := map[string]int{}
+	for _, m := range members {
+		k := m.Training.Embedder
+		if k == "" {
+			k = "an unrecorded embedder"
+		}
+		if n[k] == 0 {
+			order = append(order, k)
+		}
+		n[k]++
+	}
+	for i, k := range order {
+		order[i] = fmt.Sprintf("%s (%d)", k, n[k])
+	}
+	return order
 }
 
 // asMember is a copy of network n as an ensemble member: without an

@@ -929,10 +929,20 @@ func Recalibrate(ctx context.Context, set *TrainingSet, m *retriever.LiteModel, 
 	best.ThresholdBias, best.RelativeCut = 0, 0
 	best.ThresholdBias, best.RelativeCut, _ = chooseBias(runHeldOut(ctx, best, set.valid, cfg.Window, cfg.Retain), cfg.Retain, cfg.MaxTables)
 	chooseOperatingPoint(ctx, best, set, cfg)
-	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate" + cfg.MaxTables.note()
+	best.Training.Data += "; operating point re-chosen by train-atr --recalibrate"
+	if set.Embedder != "" {
+		best.Training.Data += " with " + set.Embedder
+	}
+	best.Training.Data += cfg.splitNote() + cfg.MaxTables.note()
 	// What was measured with other embedders was this network at its old
-	// operating point.
+	// operating point. The new point was chosen, and its held-out figures
+	// measured, with the training set's embedder: a pool of networks
+	// trained on builtin-v1 recalibrated on words-v1 serves words-v1
+	// without the warning of an untried pairing.
 	best.Training.MeasuredWith = nil
+	if set.Embedder != "" && set.Embedder != best.Training.Embedder {
+		best.Training.MeasuredWith = []string{set.Embedder}
+	}
 	return best, nil
 }
 
@@ -1507,11 +1517,7 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	if job.Train.VaryPool {
 		data += ", pool size varied"
 	}
-	if job.Train.ValidByDB {
-		data += ", validation split by database"
-	} else if job.Train.ValidBySQL {
-		data += ", validation split by gold query"
-	}
+	data += job.Train.splitNote()
 	if job.Train.Unanswerable > 0 {
 		data += fmt.Sprintf(", a share of %.2f also asked unanswerable", job.Train.Unanswerable)
 	}
@@ -1529,6 +1535,18 @@ func RunTraining(ctx context.Context, job TrainJob) (*retriever.LiteModel, error
 	}
 	m.Training.Data = data + "), leave-one-out literal values" + job.Train.MaxTables.note()
 	return m, nil
+}
+
+// splitNote is how the validation split is recorded in the weights'
+// training data (empty for the default, single questions).
+func (c TrainConfig) splitNote() string {
+	switch {
+	case c.ValidByDB:
+		return ", validation split by database"
+	case c.ValidBySQL:
+		return ", validation split by gold query"
+	}
+	return ""
 }
 
 // note is how a bounded choice is recorded in the weights' training data.

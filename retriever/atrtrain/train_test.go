@@ -181,6 +181,19 @@ func TestPool(t *testing.T) {
 
 	_, err = Pool()
 	require.Error(t, err)
+
+	// A pool of networks trained on different embedders records the mix:
+	// it keeps the first file's embedder as its own.
+	other := clone(one)
+	other.Training.Embedder = "words-v1"
+	ens.Training.Embedder = "builtin-v1"
+	for _, m := range ens.Members {
+		m.Training.Embedder = "builtin-v1"
+	}
+	mixed, err := Pool(ens, other)
+	require.NoError(t, err)
+	require.Equal(t, "builtin-v1", mixed.Training.Embedder)
+	require.Contains(t, mixed.Training.Data, "pooled (3 members, trained with builtin-v1 (2), words-v1 (1))")
 }
 
 // TestTableCapAdmits: the zero cap admits any point, a cap alone admits
@@ -268,6 +281,18 @@ func TestRecalibrateKeepsNetwork(t *testing.T) {
 	require.Equal(t, trained.Expansion, got.Expansion)
 	require.Contains(t, got.Training.Data, "--recalibrate")
 	require.Empty(t, got.Training.MeasuredWith, "a new operating point was measured with nothing")
+	require.Contains(t, got.Training.Data, "--recalibrate with "+trained.Training.Embedder)
+
+	// Weights trained on another embedder: the new operating point was
+	// measured with this one, and the file says so.
+	foreign := clone(moved)
+	foreign.Training.Embedder = "other-v0"
+	job.Recalibrate = foreign
+	onThis, err := RunTraining(ctx, job)
+	require.NoError(t, err)
+	require.Equal(t, "other-v0", onThis.Training.Embedder, "the networks' own embedder is kept")
+	require.Equal(t, []string{trained.Training.Embedder}, onThis.Training.MeasuredWith)
+	require.True(t, retriever.ScorerFitsEmbedder(onThis, trained.Training.Embedder))
 
 	// --tables-like: a reference whose threshold is raised chooses fewer
 	// tables; the recalibrated point may choose no more than it, by
