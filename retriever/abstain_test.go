@@ -204,3 +204,72 @@ func TestTopWhenEmpty(t *testing.T) {
 	require.True(t, res.Abstained)
 	require.Contains(t, res.AbstainReason, "below the abstention floor 50")
 }
+
+// A weights file's abstention model (LiteModel.Abstain) decides abstention
+// by its own run of Algorithm 1, and a question it answers gets the
+// ranking model's selection (steps 42-44 of docs/retrieval.md).
+func TestAbstainModel(t *testing.T) {
+	pool, emb := setupCatalog(t)
+	ctx := context.Background()
+	shipped, err := DefaultLiteModel()
+	require.NoError(t, err)
+	plain := *shipped
+	plain.Abstain = nil
+	const q = "For each product, show its title and the total quantity over all order lines."
+	retrieve := func(m *LiteModel) *Result {
+		t.Helper()
+		r, err := New(pool, Config{}, Options{Embedder: emb, Scorer: m})
+		require.NoError(t, err)
+		res, err := r.Retrieve(ctx, q)
+		require.NoError(t, err)
+		return res
+	}
+	alone := retrieve(&plain)
+	require.False(t, alone.Abstained, alone.AbstainReason)
+
+	// An abstention model that selects nothing abstains for a ranking
+	// model that would have answered.
+	silent := plain
+	silent.ThresholdBias = 1e3
+	ranked := plain
+	ranked.Abstain = &silent
+	res := retrieve(&ranked)
+	require.True(t, res.Abstained)
+	require.Contains(t, res.AbstainReason, "threshold")
+	require.Empty(t, chosenNames(res))
+	require.Equal(t, tableNames(alone.Selected), tableNames(res.Selected), "the ranking's own selection is still reported")
+
+	// An abstention model that answers, for a ranking model that selects
+	// nothing: the best ranked table is chosen.
+	ranked = silent
+	ranked.Abstain = &plain
+	res = retrieve(&ranked)
+	require.False(t, res.Abstained, res.AbstainReason)
+	require.Len(t, res.Selected, 1)
+	require.Equal(t, res.Ranked[0].Table.QualifiedName(), res.Selected[0].QualifiedName())
+	require.Contains(t, chosenNames(res), res.Selected[0].QualifiedName())
+
+	// The floors read the abstention model's logits: the same networks
+	// shifted by 10 move the best logit by 10 and leave the choice alone.
+	shifted := plain
+	shifted.Members = nil
+	for _, m := range plain.Members {
+		c := *m
+		c.B2 += 10
+		shifted.Members = append(shifted.Members, &c)
+	}
+	ranked = plain
+	ranked.Abstain = &shifted
+	res = retrieve(&ranked)
+	require.False(t, res.Abstained, res.AbstainReason)
+	require.InDelta(t, alone.BestLogit+10, res.BestLogit, 1e-9)
+	require.Equal(t, chosenNames(alone), chosenNames(res))
+}
+
+func tableNames(ts []*TableInfo) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.QualifiedName())
+	}
+	return out
+}

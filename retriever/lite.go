@@ -65,6 +65,17 @@ type LiteModel struct {
 	// a typical member. An ensemble has no network of its own (Hidden 0);
 	// members carry no operating point (bias and cut 0, no expansion).
 	Members []*LiteModel `json:"members,omitempty"`
+	// Abstain, when present, decides abstention instead: its own run of
+	// Algorithm 1 over the same candidates (its networks, bias and cut)
+	// gives the best logit and the coverage the floors compare, and a
+	// question it does not abstain on gets this model's selection. A
+	// ranking that is better at ordering tables also finds better-matching
+	// tables for a question no table answers, and loses abstention at the
+	// same false abstention (docs/retrieval.md, steps 42-44: a prior on the
+	// candidates' hybrid score, with the shipped networks deciding
+	// abstention). The abstention floors are logits of this model. The
+	// shipped weights have none.
+	Abstain *LiteModel `json:"abstain,omitempty"`
 }
 
 // TrainedExpansion are expansion defaults learned with the weights.
@@ -147,13 +158,21 @@ func ParseLiteModel(b []byte) (*LiteModel, error) {
 var ErrBadWeights = errors.New("lite scorer weights do not match this build (run `atrium train-atr`)")
 
 func (m *LiteModel) check() error {
+	if m.Abstain != nil {
+		if m.Abstain.Abstain != nil {
+			return fmt.Errorf("%w: abstention model nests another", ErrBadWeights)
+		}
+		if err := m.Abstain.check(); err != nil {
+			return fmt.Errorf("abstention model: %w", err)
+		}
+	}
 	if len(m.Members) > 0 {
 		if m.Format != liteFormat || m.PairFeatures != numPairFeatures || m.ThreshFeatures != numThreshFeatures ||
 			m.Hidden != 0 || len(m.W1) != 0 {
 			return fmt.Errorf("%w: ensemble: format %q, %d/%d features", ErrBadWeights, m.Format, m.PairFeatures, m.ThreshFeatures)
 		}
 		for i, mm := range m.Members {
-			if mm == nil || len(mm.Members) > 0 || mm.ThresholdBias != 0 || mm.RelativeCut != 0 {
+			if mm == nil || len(mm.Members) > 0 || mm.Abstain != nil || mm.ThresholdBias != 0 || mm.RelativeCut != 0 {
 				return fmt.Errorf("%w: ensemble member %d is not a plain network", ErrBadWeights, i)
 			}
 			if err := mm.check(); err != nil {

@@ -77,6 +77,16 @@ func TestLiteEnsembleWeightsFile(t *testing.T) {
 	require.Len(t, got.Members, 2)
 	require.Equal(t, a.W1, got.Members[0].W1)
 	require.Equal(t, 1.25, got.RelativeCut)
+	require.Nil(t, got.Abstain)
+
+	e.Abstain = randomNet(4, 3)
+	withAbstain, err := json.Marshal(e)
+	require.NoError(t, err)
+	got, err = ParseLiteModel(withAbstain)
+	require.NoError(t, err)
+	require.NotNil(t, got.Abstain)
+	require.Equal(t, e.Abstain.W1, got.Abstain.W1)
+	e.Abstain = nil
 
 	bad := func(mut func(*LiteModel)) error {
 		var m LiteModel
@@ -88,11 +98,17 @@ func TestLiteEnsembleWeightsFile(t *testing.T) {
 		return err
 	}
 	for name, mut := range map[string]func(*LiteModel){
-		"member with an operating point": func(m *LiteModel) { m.Members[1].ThresholdBias = 1 },
-		"nested ensemble":                func(m *LiteModel) { m.Members[0].Members = []*LiteModel{randomNet(3, 2)} },
-		"ensemble with its own network":  func(m *LiteModel) { m.Hidden, m.W1 = 1, [][]float64{make([]float64, numPairFeatures)} },
-		"member of another build":        func(m *LiteModel) { m.Members[0].U = m.Members[0].U[:3] },
-		"ensemble of another format":     func(m *LiteModel) { m.Format = "atrium-lite-v1" },
+		"member with an operating point":  func(m *LiteModel) { m.Members[1].ThresholdBias = 1 },
+		"nested ensemble":                 func(m *LiteModel) { m.Members[0].Members = []*LiteModel{randomNet(3, 2)} },
+		"ensemble with its own network":   func(m *LiteModel) { m.Hidden, m.W1 = 1, [][]float64{make([]float64, numPairFeatures)} },
+		"member of another build":         func(m *LiteModel) { m.Members[0].U = m.Members[0].U[:3] },
+		"ensemble of another format":      func(m *LiteModel) { m.Format = "atrium-lite-v1" },
+		"member with an abstention model": func(m *LiteModel) { m.Members[0].Abstain = randomNet(4, 3) },
+		"abstention model nesting another": func(m *LiteModel) {
+			m.Abstain = randomNet(4, 3)
+			m.Abstain.Abstain = randomNet(5, 3)
+		},
+		"abstention model of another build": func(m *LiteModel) { m.Abstain = randomNet(4, 3); m.Abstain.V = m.Abstain.V[:2] },
 	} {
 		require.ErrorIs(t, bad(mut), ErrBadWeights, name)
 	}

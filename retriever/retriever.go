@@ -215,7 +215,10 @@ type Retriever struct {
 	emb  Embedder
 	sc   Scorer
 	lite *LiteModel
-	rw   Rewriter
+	// abstainer is the lite model's abstention model, nil when the
+	// scorer decides abstention itself.
+	abstainer *LiteModel
+	rw        Rewriter
 
 	snap   atomic.Pointer[snapshot]
 	loadMu sync.Mutex
@@ -251,6 +254,9 @@ func New(db *pgxpool.Pool, cfg Config, opts Options) (*Retriever, error) {
 	r.lite = lite
 	if r.sc == nil {
 		r.sc = lite
+	}
+	if lm, ok := r.sc.(*LiteModel); ok {
+		r.abstainer = lm.Abstain
 	}
 	r.cfg.Expansion = cfg.Expansion.withDefaults(lite)
 	return r, nil
@@ -344,6 +350,8 @@ type Result struct {
 	// Selected is Algorithm 1's selection before abstention; BestLogit is
 	// its best logit and Coverage the share of the question's content
 	// words it names (what abstention judges; -Inf and 0 when empty).
+	// With an abstention model (LiteModel.Abstain) BestLogit and Coverage
+	// are of that model's own selection, which Selected is not.
 	Selected  []*TableInfo
 	BestLogit float64
 	Coverage  float64
@@ -660,14 +668,24 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	}
 
 	t := time.Now()
-	atr, err := adaptiveRetrieve(ctx, sc, p.q, p.cands, r.cfg.Window, r.cfg.Retain)
+	atr, err := r.runATR(ctx, sc, p)
 	if err != nil {
 		return nil, err
 	}
-	// The glossary's tables are chosen: DBAs named them for the term.
-	pinSelected(atr, p.learn.pinned)
-	p.learn.pinExact(atr)
-	p.learn.keepPrevious(atr)
+	// A separate abstention model (LiteModel.Abstain) runs Algorithm 1
+	// itself; its verdict decides, and this run's selection is what a
+	// question it answers gets.
+	decide := atr
+	if r.abstainer != nil {
+		asc := Scorer(r.abstainer)
+		if b, ok := sc.(bonusScorer); ok {
+			b.Scorer = asc
+			asc = b
+		}
+		if decide, err = r.runATR(ctx, asc, p); err != nil {
+			return nil, err
+		}
+	}
 	res.Timings.ATR = time.Since(t)
 	res.Timings.Windows = atr.Windows
 	res.Threshold = atr.Threshold
@@ -679,14 +697,22 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	// empty, and a weak best table must not pull in its join neighbours.
 	// Coverage is judged on the user's words (a rewritten word is named
 	// by construction) through the same bridge as before.
-	if *r.cfg.TopWhenEmpty && atr.Selected == 0 && len(atr.Ranked) > 0 {
+	if *r.cfg.TopWhenEmpty && decide.Selected == 0 && len(decide.Ranked) > 0 {
+		decide.Selected = 1
+		if decide == atr {
+			res.Selected = append(res.Selected, atr.Ranked[0].Table)
+		}
+	}
+	ab := abstain(p.asked, decide, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainCoverageCosine, r.cfg.AbstainEvidence)
+	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
+	if ab.abstain && p.learn.overridesAbstention(decide, *r.cfg.AbstainFloor, learnReasons) {
+		ab.abstain = false
+	}
+	// A question the abstention model answers is not left with nothing
+	// chosen: the best ranked table stands for an empty selection.
+	if decide != atr && !ab.abstain && atr.Selected == 0 && len(atr.Ranked) > 0 {
 		atr.Selected = 1
 		res.Selected = append(res.Selected, atr.Ranked[0].Table)
-	}
-	ab := abstain(p.asked, atr, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainCoverageCosine, r.cfg.AbstainEvidence)
-	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
-	if ab.abstain && p.learn.overridesAbstention(atr, *r.cfg.AbstainFloor, learnReasons) {
-		ab.abstain = false
 	}
 	if ab.abstain {
 		atr.Selected = 0
@@ -742,6 +768,20 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	}
 	res.Timings.Total = time.Since(start)
 	return res, nil
+}
+
+// runATR is Algorithm 1 with sc over p's candidates, with the glossary's
+// tables (DBAs named them for the term), an exactly matching example's and
+// the conversation's previous tables pinned into the selection.
+func (r *Retriever) runATR(ctx context.Context, sc Scorer, p *prepared) (*atrResult, error) {
+	atr, err := adaptiveRetrieve(ctx, sc, p.q, p.cands, r.cfg.Window, r.cfg.Retain)
+	if err != nil {
+		return nil, err
+	}
+	pinSelected(atr, p.learn.pinned)
+	p.learn.pinExact(atr)
+	p.learn.keepPrevious(atr)
+	return atr, nil
 }
 
 // assemble turns the stages' output into the Result rows.

@@ -82,6 +82,11 @@ func Pool(models ...*retriever.LiteModel) (*retriever.LiteModel, error) {
 	}
 	e := &retriever.LiteModel{Format: retriever.LiteFormat, PairFeatures: retriever.NumPairFeatures, ThreshFeatures: retriever.NumThreshFeatures}
 	for i, m := range models {
+		if m.Abstain != nil {
+			// Whose abstention would the pool keep? Pool the ranking
+			// networks alone and add an abstention model afterwards.
+			return nil, fmt.Errorf("pool: model %d has an abstention model", i)
+		}
 		nets := m.Members
 		if len(nets) == 0 {
 			nets = []*retriever.LiteModel{m}

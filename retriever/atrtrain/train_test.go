@@ -181,6 +181,10 @@ func TestPool(t *testing.T) {
 
 	_, err = Pool()
 	require.Error(t, err)
+	judged := clone(one)
+	judged.Abstain = clone(one)
+	_, err = Pool(ens, judged)
+	require.ErrorContains(t, err, "model 1 has an abstention model")
 
 	// A pool of networks trained on different embedders records the mix:
 	// it keeps the first file's embedder as its own.

@@ -70,6 +70,7 @@ func TestQuestionRecordReasons(t *testing.T) {
 		Candidates: []*retriever.Candidate{a.Candidate, b.Candidate, c.Candidate, d.Candidate},
 		Ranked:     []*retriever.Scored{a, c, b, d},
 		Selected:   []*retriever.TableInfo{a.Table, c.Table},
+		BestLogit:  3, // what abstention judged: the retriever sets it
 		ATR:        []*retriever.TableInfo{a.Table, c.Table},
 		Tables: []retriever.ResultTable{
 			{Rank: 1, Table: a.Table, Chosen: true},

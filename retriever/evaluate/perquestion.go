@@ -139,16 +139,10 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 		atrRank[s.Table.ID] = k + 1
 		scored[s.Table.ID] = s
 	}
-	if len(res.Selected) > 0 {
-		best := math.Inf(-1)
-		for _, t := range res.Selected {
-			if s := scored[t.ID]; s != nil {
-				best = max(best, s.Logit)
-			}
-		}
-		if finite(best) {
-			rec.BestLogit = &best
-		}
+	// The abstention floors' logit: with a separate abstention model
+	// (LiteModel.Abstain) it is that model's, not a ranked logit below.
+	if best := res.BestLogit; finite(best) {
+		rec.BestLogit = &best
 	}
 	cand := map[string]*CandidateRecord{}
 	for _, c := range res.Candidates {
