@@ -22,6 +22,14 @@
 #                       (step 36: a retrained scorer's files), else the
 #                       fold's shipped ensemble OUTDIR/z_K.json; $EVAL_FLAGS,
 #                       when set, adds flags to every eval (--embedder words)
+#   fold_recalibrate BINARY FOLDDIR K EMBEDDER WEIGHTS OUT
+#                       WEIGHTS' networks (a comma-separated list is pooled)
+#                       with only the operating point chosen again on fold
+#                       K's training questions (grouped split, EMBEDDER's
+#                       catalog), within 0.05 tables per question of the
+#                       fold's shipped ensemble FOLDDIR/z_K.json: OUT, its
+#                       log beside it (steps 37, 40, 42, 45); skipped when
+#                       OUT exists
 
 fold_args() {
   out=${1:?usage: $0 OUTDIR [BINARY...]}
@@ -62,6 +70,14 @@ fold_rename() {
 fold_weights() {
   local w=${WEIGHTS:-$1/z_%k.json}
   echo "${w//%k/$2}"
+}
+
+fold_recalibrate() {
+  local bin=$1 fx=$2 k=$3 emb=$4 w=$5 o=$6
+  [ -s "$o" ] && return 0
+  "$bin" train-atr --bench ../shared/bench/spider --extra-questions ../shared/bench/spider-syn/train_spider.json \
+    --hold-out-every 7 --hold-out-shift "$k" --embedder "$emb" --valid-by-sql --verbose \
+    --recalibrate "$w" --tables-like "$fx/z_$k.json" --tables-band 0.05 --out "$o" >"${o%.json}.log" 2>&1
 }
 
 fold_rows() {

@@ -11,11 +11,9 @@ fx=$1 out=$2 bin=$3
 shift 3
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-train=(--bench ../shared/bench/spider --extra-questions ../shared/bench/spider-syn/train_spider.json --hold-out-every 7 --embedder words --valid-by-sql)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 for k in "$@"; do
-  [ -s "$out/rw_$k.json" ] ||
-    "$bin" train-atr "${train[@]}" --hold-out-shift "$k" --members 4 --verbose \
-      --recalibrate "$here/../issue10-step36/tw_$k.json" --tables-like "$fx/z_$k.json" --tables-band 0.05 \
-      --out "$out/rw_$k.json" >"$out/log_$k.txt" 2>&1
+  fold_recalibrate "$bin" "$fx" "$k" words "$here/../issue10-step36/tw_$k.json" "$out/rw_$k.json"
   echo "recalibrated fold $k $(date -u +%H:%M)"
 done

@@ -10,11 +10,9 @@ fx=$1 out=$2 bin=$3
 shift 3
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-train=(--bench ../shared/bench/spider --extra-questions ../shared/bench/spider-syn/train_spider.json --hold-out-every 7 --embedder words --valid-by-sql)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 for k in "$@"; do
-  [ -s "$out/pw_$k.json" ] ||
-    "$bin" train-atr "${train[@]}" --hold-out-shift "$k" --verbose \
-      --recalibrate "$fx/z_$k.json,$here/../issue10-step37/rw_$k.json" --tables-like "$fx/z_$k.json" --tables-band 0.05 \
-      --out "$out/pw_$k.json" >"$out/log_$k.txt" 2>&1
+  fold_recalibrate "$bin" "$fx" "$k" words "$fx/z_$k.json,$here/../issue10-step37/rw_$k.json" "$out/pw_$k.json"
   echo "pooled fold $k $(date -u +%H:%M)"
 done

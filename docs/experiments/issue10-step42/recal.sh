@@ -11,12 +11,10 @@ fx=$1 out=$2 bin=$3
 shift 3
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-train=(--bench ../shared/bench/spider --extra-questions ../shared/bench/spider-syn/train_spider.json --hold-out-every 7 --embedder builtin --valid-by-sql)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 for k in "$@"; do
   python3 "$here/prior.py" "$fx/z_$k.json" "$out/pz_$k.json" "${LAMBDA:-2}"
-  [ -s "$out/hz_$k.json" ] ||
-    "$bin" train-atr "${train[@]}" --hold-out-shift "$k" --verbose \
-      --recalibrate "$out/pz_$k.json" --tables-like "$fx/z_$k.json" --tables-band 0.05 \
-      --out "$out/hz_$k.json" >"$out/log_$k.txt" 2>&1
+  fold_recalibrate "$bin" "$fx" "$k" builtin "$out/pz_$k.json" "$out/hz_$k.json"
   echo "recalibrated fold $k $(date -u +%H:%M)"
 done

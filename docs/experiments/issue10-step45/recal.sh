@@ -10,11 +10,10 @@ set -eu
 fx=$1 out=$2 bin=$3
 shift 3
 mkdir -p "$out"
-train=(--bench ../shared/bench/spider --extra-questions ../shared/bench/spider-syn/train_spider.json --hold-out-every 7 --embedder builtin --valid-by-sql)
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 for k in "$@"; do
-  [ -s "$out/rz_$k.json" ] ||
-    "$bin" train-atr "${train[@]}" --hold-out-shift "$k" --verbose \
-      --recalibrate "$fx/z_$k.json" --tables-like "$fx/z_$k.json" --tables-band 0.05 \
-      --out "$out/rz_$k.json" >"$out/log_$k.txt" 2>&1
+  fold_recalibrate "$bin" "$fx" "$k" builtin "$fx/z_$k.json" "$out/rz_$k.json"
   echo "recalibrated fold $k $(date -u +%H:%M)"
 done
