@@ -690,29 +690,27 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	res.Timings.Windows = atr.Windows
 	res.Threshold = atr.Threshold
 	res.Ranked = atr.Ranked
-	for _, s := range atr.Ranked[:atr.Selected] {
-		res.Selected = append(res.Selected, s.Table)
-	}
 	// Abstention comes before expansion: expanding an empty set keeps it
 	// empty, and a weak best table must not pull in its join neighbours.
 	// Coverage is judged on the user's words (a rewritten word is named
 	// by construction) through the same bridge as before.
 	if *r.cfg.TopWhenEmpty && decide.Selected == 0 && len(decide.Ranked) > 0 {
 		decide.Selected = 1
-		if decide == atr {
-			res.Selected = append(res.Selected, atr.Ranked[0].Table)
-		}
 	}
 	ab := abstain(p.asked, decide, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainCoverageCosine, r.cfg.AbstainEvidence)
 	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
 	if ab.abstain && p.learn.overridesAbstention(decide, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false
 	}
-	// A question the abstention model answers is not left with nothing
-	// chosen: the best ranked table stands for an empty selection.
-	if decide != atr && !ab.abstain && atr.Selected == 0 && len(atr.Ranked) > 0 {
+	// A question found answerable is not left with nothing chosen: the
+	// best ranked table stands for an empty selection. (With one run this
+	// is only TopWhenEmpty's case, met above; an abstention model may
+	// answer where the ranking run selected nothing.)
+	if !ab.abstain && atr.Selected == 0 && len(atr.Ranked) > 0 {
 		atr.Selected = 1
-		res.Selected = append(res.Selected, atr.Ranked[0].Table)
+	}
+	for _, s := range atr.Ranked[:atr.Selected] {
+		res.Selected = append(res.Selected, s.Table)
 	}
 	if ab.abstain {
 		atr.Selected = 0
