@@ -661,12 +661,31 @@ func (c *conn) cancelFromClient() {
 	c.cancelUpstreamQuery()
 }
 
+// cancelUpstreamQuery sends a CancelRequest for the work the session
+// awaits from upstream now, if any. The request goes on a new upstream
+// connection (with TLS, a handshake), which under load takes tens of
+// milliseconds more than the client's own request took to reach us.
+// PostgreSQL cancels whatever its backend runs when the signal lands, so a
+// request that arrives after the work it was meant for has finished would
+// cancel the client's next statement instead. It is dropped then, as it is
+// when the session awaits nothing (PostgreSQL ignores a cancel for an idle
+// backend, and no upstream connection is spent on it).
 func (c *conn) cancelUpstreamQuery() {
 	if c.upPID == 0 {
 		return
 	}
-	if err := c.srv.cancelUpstream(context.Background(), c.upPID, c.upSecret); err != nil {
+	mark, busy := c.outstanding()
+	if !busy {
+		c.log.Debug("cancel request for an idle session ignored")
+		return
+	}
+	pending := func() bool { return !c.answered(mark) }
+	sent, err := c.srv.cancelUpstream(context.Background(), c.upPID, c.upSecret, pending)
+	switch {
+	case err != nil:
 		c.log.Warn("cancel request to upstream failed", "err", err)
+	case !sent:
+		c.log.Debug("cancel request dropped: the work it was for finished before it could be sent upstream")
 	}
 }
 

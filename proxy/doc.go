@@ -10,7 +10,10 @@
 // sent before the handshake), GSSENCRequest (declined), CancelRequest (a
 // session's BackendKeyData is the upstream backend's real process id with a
 // secret the proxy mints; a CancelRequest naming both goes to the upstream's
-// key or to a running Statement), and protocol 3.x StartupMessages, whose
+// key or to a running Statement, and is dropped when the upstream owes the
+// session nothing, now or by the time the request could be sent, so that a
+// late cancel cannot hit the client's next statement), and protocol 3.x
+// StartupMessages, whose
 // parameters are forwarded; the upstream negotiates minor versions (3.2's
 // long cancel keys pass through) and answers other major versions itself.
 // Before its StartupMessage a connection is bounded separately

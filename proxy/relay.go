@@ -59,10 +59,12 @@ var completes = func() (t [numKinds][256]bool) {
 	return t
 }()
 
-// deque is a FIFO ring of kinds.
+// deque is a FIFO ring of kinds. pushed counts every entry ever pushed, so
+// pushed-size is the number answered.
 type deque struct {
 	buf        []kind
 	head, size int
+	pushed     uint64
 }
 
 func (d *deque) len() int { return d.size }
@@ -77,6 +79,7 @@ func (d *deque) push(k kind) {
 	}
 	d.buf[(d.head+d.size)%len(d.buf)] = k
 	d.size++
+	d.pushed++
 }
 
 func (d *deque) front() kind {
@@ -104,6 +107,21 @@ func (c *conn) pendingEmpty() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.mu.pending.len() == 0
+}
+
+// outstanding returns a mark for the responses the session awaits now, and
+// false when it awaits none.
+func (c *conn) outstanding() (mark uint64, busy bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.pending.pushed, c.mu.pending.len() > 0
+}
+
+// answered says whether every response awaited at mark has arrived.
+func (c *conn) answered(mark uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.pending.pushed-uint64(c.mu.pending.len()) >= mark
 }
 
 // complete pops the front entry (and, after an error in the extended
@@ -624,9 +642,7 @@ func (c *conn) clientReadFailed(err error) EndReason {
 // running upstream is cancelled, since the server would otherwise run it to
 // the end before noticing the closed socket.
 func (c *conn) abandonUpstream() {
-	if !c.pendingEmpty() {
-		c.cancelUpstreamQuery()
-	}
+	c.cancelUpstreamQuery()
 }
 
 // waitClient blocks until client input is available, enforcing the idle

@@ -396,13 +396,18 @@ func (s *Server) dialUpstream(ctx context.Context) (net.Conn, error) {
 }
 
 // cancelUpstream sends a CancelRequest for the upstream backend (pid,
-// secret) on a new connection and waits for the server to close it.
-func (s *Server) cancelUpstream(ctx context.Context, pid uint32, secret []byte) error {
+// secret) on a new connection and waits for the server to close it, unless
+// pending, asked once connected, says there is nothing left to cancel.
+func (s *Server) cancelUpstream(ctx context.Context, pid uint32, secret []byte, pending func() bool) (sent bool, err error) {
 	nc, err := s.dialUpstream(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer nc.Close()
+	// Checked after the dial, the slow part, and just before the write.
+	if !pending() {
+		return false, nil
+	}
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 	b := make([]byte, 12, 12+len(secret))
 	binary.BigEndian.PutUint32(b, uint32(12+len(secret)))
@@ -410,9 +415,9 @@ func (s *Server) cancelUpstream(ctx context.Context, pid uint32, secret []byte) 
 	binary.BigEndian.PutUint32(b[8:], pid)
 	b = append(b, secret...)
 	if _, err := nc.Write(b); err != nil {
-		return fmt.Errorf("send cancel request upstream: %w", err)
+		return false, fmt.Errorf("send cancel request upstream: %w", err)
 	}
 	// The server closes the connection once it has signalled the backend.
 	_, _ = io.Copy(io.Discard, nc)
-	return nil
+	return true, nil
 }

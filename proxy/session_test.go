@@ -60,12 +60,24 @@ type fakeUpstream struct {
 	cancels  []pgproto3.CancelRequest
 	saslMech []string // offered mechanisms; nil: trust
 	hang     string   // a Query the server never answers
-	wg       sync.WaitGroup
+	// hold, when set, makes the hang Query wait for a value on it and then
+	// be answered.
+	hold   chan struct{}
+	onDial func() // called at each dial, outside mu
+	dials  int
+	wg     sync.WaitGroup
 }
 
 const fakePID, fakeSecret = 4242, "\x01\x02\x03\x04\x05\x06\x07\x08"
 
 func (f *fakeUpstream) dial(context.Context, string, string) (net.Conn, error) {
+	f.mu.Lock()
+	f.dials++
+	hook := f.onDial
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	a, b := net.Pipe()
 	f.wg.Add(1)
 	go func() {
@@ -116,7 +128,10 @@ func (f *fakeUpstream) serve(nc net.Conn) {
 			f.queries = append(f.queries, m.String)
 			f.mu.Unlock()
 			if m.String == f.hang && f.hang != "" {
-				continue
+				if f.hold == nil {
+					continue
+				}
+				<-f.hold
 			}
 			be.Send(&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("x"), DataTypeOID: 25, DataTypeSize: -1, TypeModifier: -1}}})
 			be.Send(&pgproto3.DataRow{Values: [][]byte{[]byte("upstream")}})
@@ -297,31 +312,103 @@ func TestSessionRelayAndIntercept(t *testing.T) {
 	require.Equal(t, "15.0-fake", seen.Params["server_version"])
 	mu.Unlock()
 
-	// A CancelRequest with the proxy's key reaches upstream with the
-	// upstream's key; a wrong secret does not.
-	for _, secret := range [][]byte{[]byte("wrong!!!"), key.SecretKey} {
-		cc := p.l.dial()
-		fe := pgproto3.NewFrontend(cc, cc)
-		fe.Send(&pgproto3.CancelRequest{ProcessID: key.ProcessID, SecretKey: secret})
-		require.NoError(t, fe.Flush())
-		_, err := cc.Read(make([]byte, 1))
-		require.Error(t, err) // closed by the proxy
-		cc.Close()
-	}
-	require.Eventually(t, func() bool {
-		up.mu.Lock()
-		defer up.mu.Unlock()
-		return len(up.cancels) == 1
-	}, 10*time.Second, 10*time.Millisecond)
-	up.mu.Lock()
-	require.Equal(t, uint32(fakePID), up.cancels[0].ProcessID)
-	require.Equal(t, fakeSecret, string(up.cancels[0].SecretKey))
-	up.mu.Unlock()
-
 	c.fe.Send(&pgproto3.Terminate{})
 	require.NoError(t, c.fe.Flush())
 	_, err := c.fe.Receive()
 	require.Error(t, err)
+}
+
+func TestCancelRequest(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	up := &fakeUpstream{hang: "slow", hold: make(chan struct{})}
+	p := startPipeProxy(t, up, nil)
+	c, startup := p.connect(t)
+	defer c.nc.Close()
+	var key *pgproto3.BackendKeyData
+	for _, m := range startup {
+		if k, ok := m.(*pgproto3.BackendKeyData); ok {
+			key = k
+		}
+	}
+	require.NotNil(t, key)
+	// cancel sends a CancelRequest and returns once the proxy has closed
+	// the connection, which it does after serving the request.
+	cancel := func(secret []byte) error {
+		cc := p.l.dial()
+		defer cc.Close()
+		fe := pgproto3.NewFrontend(cc, cc)
+		fe.Send(&pgproto3.CancelRequest{ProcessID: key.ProcessID, SecretKey: secret})
+		if err := fe.Flush(); err != nil {
+			return err
+		}
+		if _, err := cc.Read(make([]byte, 1)); err == nil {
+			return errors.New("the proxy answered a CancelRequest")
+		}
+		return nil
+	}
+	counts := func() (dials, cancels int) {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return up.dials, len(up.cancels)
+	}
+	startSlow := func(n int) {
+		c.fe.Send(&pgproto3.Query{String: "slow"})
+		require.NoError(t, c.fe.Flush())
+		require.Eventually(t, func() bool {
+			up.mu.Lock()
+			defer up.mu.Unlock()
+			return len(up.queries) == n
+		}, 10*time.Second, time.Millisecond)
+	}
+
+	// An idle session owes nothing to cancel: PostgreSQL would ignore the
+	// request, and the proxy does not open an upstream connection for it.
+	dials, _ := counts()
+	require.NoError(t, cancel(key.SecretKey))
+	d, n := counts()
+	require.Equal(t, dials, d, "upstream dialled for an idle session's cancel")
+	require.Zero(t, n)
+
+	// While a query runs, a request with the proxy's key reaches upstream
+	// with the upstream's key; a wrong secret does not.
+	startSlow(1)
+	require.NoError(t, cancel([]byte("wrong!!!")))
+	require.NoError(t, cancel(key.SecretKey))
+	_, n = counts()
+	require.Equal(t, 1, n)
+	up.mu.Lock()
+	require.Equal(t, uint32(fakePID), up.cancels[0].ProcessID)
+	require.Equal(t, fakeSecret, string(up.cancels[0].SecretKey))
+	up.mu.Unlock()
+	up.hold <- struct{}{}
+	c.until(t, 'Z')
+
+	// A request held up on its way upstream until its query has finished
+	// is dropped: sent then, it would cancel the client's next statement.
+	startSlow(2)
+	dialing, release := make(chan struct{}), make(chan struct{})
+	up.mu.Lock()
+	up.onDial = func() { close(dialing); <-release }
+	up.mu.Unlock()
+	served := make(chan error, 1)
+	go func() { served <- cancel(key.SecretKey) }()
+	<-dialing
+	up.hold <- struct{}{}
+	c.until(t, 'Z')
+	c.fe.Send(&pgproto3.Query{String: "select 1"}) // the next statement
+	require.NoError(t, c.fe.Flush())
+	close(release)
+	require.NoError(t, <-served)
+	_, n = counts()
+	require.Equal(t, 1, n, "a cancel for a finished query was sent upstream")
+	msgs := c.until(t, 'Z')
+	require.Equal(t, "upstream", string(msgs[1].(*pgproto3.DataRow).Values[0]))
+	up.mu.Lock()
+	up.onDial = nil
+	up.mu.Unlock()
+
+	c.fe.Send(&pgproto3.Terminate{})
+	require.NoError(t, c.fe.Flush())
 }
 
 func TestSessionStripsChannelBinding(t *testing.T) {

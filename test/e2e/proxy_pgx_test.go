@@ -202,6 +202,16 @@ func TestProxyPgx(t *testing.T) {
 		}, 20*time.Second, 50*time.Millisecond)
 	})
 
+	t.Run("a cancel request on an idle session cancels nothing", func(t *testing.T) {
+		// As with PostgreSQL, which ignores a cancel for a backend
+		// waiting for a command: the next statement runs to its end.
+		c := connect(t)
+		require.NoError(t, c.PgConn().CancelRequest(ctx))
+		var n int
+		require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM (SELECT pg_sleep(0.2)) s").Scan(&n))
+		require.Equal(t, 1, n)
+	})
+
 	t.Run("large rows", func(t *testing.T) {
 		c := connect(t)
 		big := bytes.Repeat([]byte("0123456789abcdef"), 2<<20) // 32 MiB
