@@ -183,6 +183,13 @@ fi
 if [ -n "$flaky" ]; then
 	echo "failed only through Atrium at first, passed when run again (flaky here):"
 	sed 's/^/  /' <<<"$flaky"
+	# What the first failures said, so that a flaky test leaves evidence.
+	head -n 3 <<<"$flaky" | while read -r pkg test; do
+		[ "$test" = "-" ] && continue
+		echo "---- $pkg $test (first run through Atrium)"
+		jq -r --arg p "$pkg" --arg t "$test" 'select(.Package == $p and .Test == $t and .Action == "output") | .Output' \
+			"$work/atrium.json" | tail -n 15
+	done
 fi
 echo "time: $((SECONDS - start))s"
 if [ -s "$work/regressions" ]; then
