@@ -576,6 +576,23 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 			return nil, err
 		}
 		q.g = snap.g
+		// The lexical list and scores came from the older version's
+		// index, which has no entry for a table added since: that table
+		// would compete on its vector alone. Rank again with the new
+		// version's (on large catalogs get may still return the old one
+		// while the new one builds; then there is nothing to redo).
+		if stats, err = r.lexStats.get(ctx, r.db, snap.version); err != nil {
+			return nil, err
+		}
+		if ix, err = r.lexIndex.get(ctx, r.db, snap.version, stats.tables, r.log); err != nil {
+			return nil, err
+		}
+		if ix != p.index || stats != p.stats {
+			p.stats, p.index = stats, ix
+			if raws, _, _, err = r.fetchCandidates(ctx, q, p, append(append([]int64(nil), extraIDs...), lids...)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if hooks != nil && (hooks.pool != nil || hooks.exclude != nil) {
 		kept := raws[:0]

@@ -75,6 +75,36 @@ func TestRetrieveAfterEmbedderChange(t *testing.T) {
 	require.Contains(t, chosenNames(res), "shop.products")
 }
 
+// The first question after a sync sees the new catalog version in the
+// candidate query's answer while the retriever still holds the older
+// version's lexical index: a table added since must still get its lexical
+// score, not compete on its vector alone.
+func TestRetrieveRightAfterSync(t *testing.T) {
+	ctx := context.Background()
+	pool, emb := setupCatalog(t)
+	r, err := New(pool, Config{}, Options{Embedder: emb})
+	require.NoError(t, err)
+	_, err = r.Retrieve(ctx, "Which products are out of stock?") // loads version 1's snapshot and index
+	require.NoError(t, err)
+
+	_, err = pool.Exec(ctx, `CREATE TABLE shop.lighthouse_keepers (id int PRIMARY KEY, keeper_name text);
+		COMMENT ON TABLE shop.lighthouse_keepers IS 'keepers of the coastal lighthouses'`)
+	require.NoError(t, err)
+	_, err = catalog.Sync(ctx, pool, catalog.SyncOptions{Embedder: emb, Schemas: []string{"shop", "zoo"}})
+	require.NoError(t, err)
+
+	res, err := r.Retrieve(ctx, "List the lighthouse keepers.")
+	require.NoError(t, err)
+	var lex float64
+	for _, c := range res.Candidates {
+		if c.Table.QualifiedName() == "shop.lighthouse_keepers" {
+			lex = c.LexRaw
+		}
+	}
+	require.Positive(t, lex, "the new table's lexical score")
+	require.Contains(t, chosenNames(res), "shop.lighthouse_keepers")
+}
+
 func TestRetrieveEndToEnd(t *testing.T) {
 	pool, emb := setupCatalog(t)
 	r, err := New(pool, Config{}, Options{Embedder: emb})

@@ -118,12 +118,13 @@ func TestScaleOutTwoInstances(t *testing.T) {
 	require.Contains(t, out, "catalog version")
 	for _, p := range []*serveProc{a, b} {
 		found := false
-		for _, row := range ask(p, "RETRIEVE invoices issued for orders") {
+		rows := ask(p, "RETRIEVE invoices issued for orders")
+		for _, row := range rows {
 			if row[1] == "shop" && row[2] == "invoices" && row[4] == true {
 				found = true
 			}
 		}
-		require.True(t, found, "instance %s does not retrieve the new table", p.listen)
+		require.True(t, found, "instance %s does not retrieve the new table: %v", p.listen, rows)
 	}
 
 	// The sync bumped the catalog version, which is part of every cache
