@@ -207,6 +207,18 @@ func (p *pipeProxy) connect(t testing.TB) (*pipeClient, []pgproto3.BackendMessag
 	return c, c.until(t, 'Z')
 }
 
+// backendKey is the BackendKeyData among a connection's start-up messages.
+func backendKey(t testing.TB, startup []pgproto3.BackendMessage) *pgproto3.BackendKeyData {
+	t.Helper()
+	for _, m := range startup {
+		if k, ok := m.(*pgproto3.BackendKeyData); ok {
+			return k
+		}
+	}
+	require.FailNow(t, "no BackendKeyData in the start-up messages")
+	return nil
+}
+
 // until reads messages (copied) through the first of type typ.
 func (c *pipeClient) until(t testing.TB, typ byte) []pgproto3.BackendMessage {
 	t.Helper()
@@ -261,13 +273,7 @@ func TestSessionRelayAndIntercept(t *testing.T) {
 
 	// The client sees the upstream backend's pid with the proxy's own
 	// secret; the upstream's secret never leaves the proxy.
-	var key *pgproto3.BackendKeyData
-	for _, m := range startup {
-		if k, ok := m.(*pgproto3.BackendKeyData); ok {
-			key = k
-		}
-	}
-	require.NotNil(t, key)
+	key := backendKey(t, startup)
 	require.Equal(t, uint32(fakePID), key.ProcessID)
 	require.Len(t, key.SecretKey, len(fakeSecret))
 	require.NotEqual(t, []byte(fakeSecret), key.SecretKey)
@@ -324,13 +330,7 @@ func TestCancelRequest(t *testing.T) {
 	p := startPipeProxy(t, up, nil)
 	c, startup := p.connect(t)
 	defer c.nc.Close()
-	var key *pgproto3.BackendKeyData
-	for _, m := range startup {
-		if k, ok := m.(*pgproto3.BackendKeyData); ok {
-			key = k
-		}
-	}
-	require.NotNil(t, key)
+	key := backendKey(t, startup)
 	// cancel sends a CancelRequest and returns once the proxy has closed
 	// the connection, which it does after serving the request.
 	cancel := func(secret []byte) error {
