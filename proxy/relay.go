@@ -103,12 +103,6 @@ func (c *conn) push(k kind) {
 	c.mu.Unlock()
 }
 
-func (c *conn) pendingEmpty() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.pending.len() == 0
-}
-
 // outstanding returns a mark for the responses the session awaits now, and
 // false when it awaits none.
 func (c *conn) outstanding() (mark uint64, busy bool) {
