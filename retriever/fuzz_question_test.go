@@ -1,0 +1,33 @@
+package retriever
+
+import (
+	"testing"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
+)
+
+// FuzzQuestionAnalysis feeds any question text a client sends through the
+// analysis every retrieval runs before it touches the catalog: the word
+// split, relative time, the vocabulary's expansions (lemmas, segmentation,
+// abbreviation guesses), the attribute and owner pairs of expansion, and
+// coverage with nothing selected. None may panic.
+func FuzzQuestionAnalysis(f *testing.F) {
+	for _, s := range []string{
+		"Which customers opened the most support tickets about late deliveries?",
+		"Good morning! Are you there?", "<script>alert('xss')</script>", "'; DROP TABLE users; --",
+		"¿Cuántos clientes tenemos? 😀", "\xff\xfe custCntry qty_2024 HTTPServer", "the names of all the customers's orders",
+		"list customers with their orders and their", "last 3 months per week", "", "???", "a's b's of of the",
+	} {
+		f.Add(s)
+	}
+	lx := vocab.Default()
+	f.Fuzz(func(t *testing.T, s string) {
+		q := newQuery(s, nil, nil)
+		q.setExpansions(lx, 0.5)
+		_ = attributePairs(q)
+		_ = ownerPairs(q)
+		if c := selectionCoverage(q, nil, 0.6); c < 0 || c > 1 {
+			t.Fatalf("coverage %v for %q", c, s)
+		}
+	})
+}
