@@ -1,13 +1,19 @@
 # Step 51 of docs/retrieval.md: abstention grid with a separate floor FB for
 # questions whose coverage is only through vocabulary bridges (step 50 files).
-#   python3 grid3.py   (reads /tmp/folds/s23/{z,e50}/{sp,syn}_K.jsonl)
-import json, collections, itertools
-def load(d, w, k): return [json.loads(l) for l in open(f'/tmp/folds/s23/{d}/{w}_{k}.jsonl')]
+# DIR_A holds score.sh's per-question files of the shipped rule (z), DIR_B
+# those of step 50's rule (e50), which marks such questions by coverage 0.
+#
+#   python3 grid3.py DIR_A DIR_B      (e.g. /tmp/folds/s23/z /tmp/folds/s23/e50)
+import json
+import sys
+
+da, db = sys.argv[1:3]
+def load(d, w, k): return [json.loads(l) for l in open(f'{d}/{w}_{k}.jsonl')]
 Q = {}
 for w in ('sp', 'syn'):
     rows = []
     for k in range(7):
-        for a, b in zip(load('z', w, k), load('e50', w, k)):
+        for a, b in zip(load(da, w, k), load(db, w, k)):
             assert a['question'] == b['question']
             bridged = b['coverage'] == 0 and a['coverage'] > 0
             rows.append((a['unanswerable'], bool(a.get('selected')), a['best_logit'] if a.get('selected') else -99, a['coverage'], bridged))
