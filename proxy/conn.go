@@ -330,7 +330,7 @@ func (c *conn) clientStartup() (*startupPacket, EndReason) {
 				return nil, EndClientError
 			}
 			if target := c.srv.lookupKey(cr.ProcessID, cr.SecretKey); target != nil {
-				target.cancelFromClient()
+				target.cancelFromClient(c.log.With("session_conn", target.id))
 			}
 			return nil, EndCancelRequest
 		default:
@@ -504,7 +504,7 @@ func (c *conn) authenticate() (EndReason, bool) {
 				return EndUpstreamClosed, false
 			}
 			c.upPID, c.upSecret = k.ProcessID, k.SecretKey
-			c.keySecret = c.srv.registerKey(c, k.ProcessID, len(k.SecretKey))
+			c.srv.registerKey(c, k.ProcessID, len(k.SecretKey))
 			c.encBuf, _ = appendMsg(c.encBuf[:0], &pgproto3.BackendKeyData{ProcessID: c.upPID, SecretKey: c.keySecret})
 			_, _ = c.cw.Write(c.encBuf)
 		case 'S':
@@ -650,7 +650,10 @@ func (c *conn) sendFatal(e *pgproto3.ErrorResponse) {
 
 // cancelFromClient serves a CancelRequest naming this session: it cancels a
 // running Statement, or else forwards the cancel to the upstream backend.
-func (c *conn) cancelFromClient() {
+// It runs on the goroutine of the connection that carried the request, so
+// it logs to that connection's log: c.log belongs to c's own goroutine,
+// which replaces it once the session starts.
+func (c *conn) cancelFromClient(log *slog.Logger) {
 	c.mu.Lock()
 	cancel := c.mu.stmtCancel
 	c.mu.Unlock()
@@ -658,7 +661,7 @@ func (c *conn) cancelFromClient() {
 		cancel()
 		return
 	}
-	c.cancelUpstreamQuery()
+	c.cancelUpstreamQuery(log)
 }
 
 // cancelUpstreamQuery sends a CancelRequest for the work the session
@@ -670,22 +673,22 @@ func (c *conn) cancelFromClient() {
 // cancel the client's next statement instead. It is dropped then, as it is
 // when the session awaits nothing (PostgreSQL ignores a cancel for an idle
 // backend, and no upstream connection is spent on it).
-func (c *conn) cancelUpstreamQuery() {
+func (c *conn) cancelUpstreamQuery(log *slog.Logger) {
 	if c.upPID == 0 {
 		return
 	}
 	mark, busy := c.outstanding()
 	if !busy {
-		c.log.Debug("cancel request for an idle session ignored")
+		log.Debug("cancel request for an idle session ignored")
 		return
 	}
 	pending := func() bool { return !c.answered(mark) }
 	sent, err := c.srv.cancelUpstream(context.Background(), c.upPID, c.upSecret, pending)
 	switch {
 	case err != nil:
-		c.log.Warn("cancel request to upstream failed", "err", err)
+		log.Warn("cancel request to upstream failed", "err", err)
 	case !sent:
-		c.log.Debug("cancel request dropped: the work it was for finished before it could be sent upstream")
+		log.Debug("cancel request dropped: the work it was for finished before it could be sent upstream")
 	}
 }
 

@@ -636,7 +636,7 @@ func (c *conn) clientReadFailed(err error) EndReason {
 // running upstream is cancelled, since the server would otherwise run it to
 // the end before noticing the closed socket.
 func (c *conn) abandonUpstream() {
-	c.cancelUpstreamQuery()
+	c.cancelUpstreamQuery(c.log)
 }
 
 // waitClient blocks until client input is available, enforcing the idle

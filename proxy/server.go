@@ -308,10 +308,15 @@ func (s *Server) Connections() int { return int(s.live.Load()) }
 // with it, and a secret minted here, as long as the upstream's (4 bytes in
 // protocol 3.0, up to 256 in 3.2). The upstream's secret never leaves
 // Atrium, so a client can cancel only through Atrium, which checks the key.
+//
+// The secret is stored in sess under s.mu, before sess becomes visible to
+// lookupKey: a CancelRequest served on another connection's goroutine may
+// read it the moment the key is in the map.
 func (s *Server) registerKey(sess *conn, pid uint32, secretLen int) []byte {
 	secret := make([]byte, secretLen)
 	_, _ = rand.Read(secret)
 	s.mu.Lock()
+	sess.keySecret = secret
 	s.mu.keys[pid] = append(s.mu.keys[pid], sess)
 	s.mu.Unlock()
 	return secret

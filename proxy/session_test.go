@@ -552,3 +552,32 @@ func TestVirtualPortalSuspension(t *testing.T) {
 	require.Equal(t, []uint32{1, 2, 3}, ints)
 	require.Equal(t, "08P01", msgs[len(msgs)-2].(*pgproto3.ErrorResponse).Code)
 }
+
+// TestCancelRequestAsSessionStarts sends a CancelRequest the moment the
+// client has its key, while the session goroutine may still be finishing
+// its start-up: the request is served on another connection's goroutine,
+// and must touch only what the session shares under a lock (run with
+// -race; pgx's conformance suite caught an unsynchronised logger here).
+func TestCancelRequestAsSessionStarts(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	up := &fakeUpstream{}
+	p := startPipeProxy(t, up, nil)
+	for range 20 {
+		c, startup := p.connect(t)
+		key := backendKey(t, startup)
+		cc := p.l.dial()
+		fe := pgproto3.NewFrontend(cc, cc)
+		fe.Send(&pgproto3.CancelRequest{ProcessID: key.ProcessID, SecretKey: key.SecretKey})
+		require.NoError(t, fe.Flush())
+		_, err := cc.Read(make([]byte, 1))
+		require.Error(t, err, "the proxy answered a CancelRequest")
+		cc.Close()
+		c.fe.Send(&pgproto3.Query{String: "select 1"})
+		require.NoError(t, c.fe.Flush())
+		msgs := c.until(t, 'Z')
+		require.Equal(t, "upstream", string(msgs[1].(*pgproto3.DataRow).Values[0]))
+		c.fe.Send(&pgproto3.Terminate{})
+		require.NoError(t, c.fe.Flush())
+		c.nc.Close()
+	}
+}

@@ -118,7 +118,7 @@ func (c *conn) cancelUpstreamAsync() {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		c.cancelUpstreamQuery()
+		c.cancelUpstreamQuery(c.log)
 	}()
 }
 
