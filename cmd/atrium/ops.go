@@ -50,6 +50,11 @@ func addOpsFlags(fs *flag.FlagSet) *opsFlags {
 type opsDeps struct {
 	// Logger is the process logger.
 	Logger *slog.Logger
+	// Listening reports whether the proxy's client listener is bound:
+	// /readyz fails until it is, since the admin server starts first and a
+	// client sent by a "ready" answer would otherwise be refused. nil: no
+	// such check.
+	Listening func() bool
 	// Upstream is the upstream address /readyz dials.
 	Upstream string
 	// Catalog is pinged by /readyz (a *pgxpool.Pool); nil: no check.
@@ -100,6 +105,14 @@ func startOps(ctx context.Context, f *opsFlags, deps opsDeps) (*ops, error) {
 
 	if f.adminListen != "" {
 		var checks []telemetry.Check
+		if deps.Listening != nil {
+			checks = append(checks, telemetry.Check{Name: "listener", Func: func(context.Context) error {
+				if !deps.Listening() {
+					return errors.New("the proxy is not accepting client connections yet")
+				}
+				return nil
+			}})
+		}
 		if deps.Upstream != "" {
 			checks = append(checks, telemetry.DialCheck("upstream", deps.Upstream))
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,14 +35,28 @@ func TestOpsEndToEnd(t *testing.T) {
 	f := addOpsFlags(fs)
 	require.NoError(t, fs.Parse([]string{"--admin-listen", "127.0.0.1:0", "--instance", "test-0"}))
 
-	o, err := startOps(ctx, f, opsDeps{Upstream: "127.0.0.1:5432", Catalog: pool, QueryLogDB: pool})
+	var listening atomic.Bool
+	o, err := startOps(ctx, f, opsDeps{Listening: listening.Load, Upstream: "127.0.0.1:5432", Catalog: pool, QueryLogDB: pool})
 	require.NoError(t, err)
 	base := "http://" + o.Admin.Addr()
+	readyz := func() (int, string) {
+		resp, err := http.Get(base + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
 
-	resp, err := http.Get(base + "/readyz")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	// The admin server starts before the proxy binds its port: not ready
+	// until it has, or a client sent now would be refused.
+	code, text := readyz()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, text, "listener: failed")
+	listening.Store(true)
+	code, text = readyz()
+	require.Equal(t, http.StatusOK, code, text)
+	require.Contains(t, text, "listener: ok")
 
 	o.Metrics.Proxy.SessionsActive.Inc()
 	o.LogQuestion(querylog.Entry{RequestID: "ops-1", Database: "app", Role: "r", Kind: querylog.KindNL,
@@ -59,10 +74,8 @@ func TestOpsEndToEnd(t *testing.T) {
 	require.Contains(t, body, "atrium_build_info")
 
 	o.Drain()
-	resp, err = http.Get(base + "/readyz")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	code, _ = readyz()
+	require.Equal(t, http.StatusServiceUnavailable, code)
 
 	require.NoError(t, o.Close(ctx))
 	http.DefaultClient.CloseIdleConnections()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -132,7 +133,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer cat.close()
 
-	o, err := startOps(ctx, opsf, opsDeps{Logger: log, Upstream: cfg.Upstream, Catalog: cat.pinger(), QueryLogDB: cat.writeDB()})
+	var listening atomic.Bool
+	o, err := startOps(ctx, opsf, opsDeps{Logger: log, Listening: listening.Load, Upstream: cfg.Upstream,
+		Catalog: cat.pinger(), QueryLogDB: cat.writeDB()})
 	if err != nil {
 		return err
 	}
@@ -206,6 +209,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", sf.listen, err)
 	}
+	// From here the kernel queues clients until Serve accepts them.
+	listening.Store(true)
 	// Shutdown begins when ctx ends: readiness fails first, so load
 	// balancers stop sending clients while sessions drain.
 	stopDrain := context.AfterFunc(ctx, o.Drain)
