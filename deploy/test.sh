@@ -61,6 +61,17 @@ fi
 if [ "$failed" -gt 0 ]; then
 	echo "failed tests:"
 	grep -E '^[[:space:]]*--- FAIL' "$log_file" | sed 's/^[[:space:]]*/  /'
+	# Why, in a few lines each: a failing test's own output can be long
+	# (a served process's log, printed at cleanup) and push the assertion
+	# out of a log's tail. testify's blocks (Error Trace to Messages), race
+	# reports' first frames and panics, each line cut at 300 characters.
+	echo "why (first 60 lines; full log: ${log_file#"$ATRIUM_ROOT"/}):"
+	awk '
+		/^[[:space:]]*Error Trace:/ { n = 8 }
+		/WARNING: DATA RACE/ { n = 4 }
+		/^panic: / { n = 3 }
+		n > 0 { print "  " substr($0, 1, 300); n--; if ($0 ~ /^[[:space:]]*Test:/) n = 1; else if ($0 ~ /^[[:space:]]*Messages:/) n = 0 }
+	' "$log_file" | head -n 60
 fi
 echo "time:     $((SECONDS - start))s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
