@@ -312,14 +312,13 @@ func (s *Server) Connections() int { return int(s.live.Load()) }
 // The secret is stored in sess under s.mu, before sess becomes visible to
 // lookupKey: a CancelRequest served on another connection's goroutine may
 // read it the moment the key is in the map.
-func (s *Server) registerKey(sess *conn, pid uint32, secretLen int) []byte {
+func (s *Server) registerKey(sess *conn, pid uint32, secretLen int) {
 	secret := make([]byte, secretLen)
 	_, _ = rand.Read(secret)
 	s.mu.Lock()
 	sess.keySecret = secret
 	s.mu.keys[pid] = append(s.mu.keys[pid], sess)
 	s.mu.Unlock()
-	return secret
 }
 
 func (s *Server) unregisterKey(sess *conn, pid uint32) {
