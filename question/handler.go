@@ -123,6 +123,13 @@ func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql strin
 	}
 	switch q.Form {
 	case Retrieve:
+		if q.More != "" {
+			return nil, &proxy.Error{
+				Code:    "0A000",
+				Message: "RETRIEVE must be the only statement in its query string",
+				Hint:    "Send each statement as a query of its own, or quote the question ('...') to keep a semicolon in it.",
+			}
+		}
 		if q.Text == "" {
 			return nil, toProxyError(retriever.ErrEmptyQuestion)
 		}

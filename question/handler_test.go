@@ -43,6 +43,16 @@ func TestHandler(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, "22023", pe.Code)
 
+	// A second statement after the question's semicolon is refused, not
+	// read as part of the question; a quoted question keeps its own.
+	_, err = h.Intercept(ctx, proxy.SessionInfo{}, "RETRIEVE customers; RETRIEVE orders")
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "0A000", pe.Code)
+	require.Contains(t, pe.Hint, "quote the question")
+	st, err = h.Intercept(ctx, proxy.SessionInfo{}, "RETRIEVE 'customers; and their orders';")
+	require.NoError(t, err)
+	require.Equal(t, "customers; and their orders", st.(*retrieveStatement).question)
+
 	for _, sql := range []string{"/* nl: x */", "-- nl-sql: x"} {
 		st, err = h.Intercept(ctx, proxy.SessionInfo{}, sql)
 		require.NoError(t, err)

@@ -106,6 +106,9 @@ type Question struct {
 	// Fresh marks /* nl-new: ... */: an nl question asked without the
 	// session's previous turn, which starts a new conversation.
 	Fresh bool
+	// More is the text of the statements that follow a RETRIEVE in the
+	// same query string, after its semicolon; the caller refuses them.
+	More string
 }
 
 // Parse recognises every question form; it is the only lexer for them. It
@@ -113,8 +116,8 @@ type Question struct {
 // anything that is not a question, and such text is ordinary SQL to relay.
 // See parseNL and parseRetrieve for the two grammars.
 func Parse(sql string) (Question, bool) {
-	if q, ok := parseRetrieve(sql); ok {
-		return Question{Form: Retrieve, Text: q}, true
+	if q, more, ok := parseRetrieve(sql); ok {
+		return Question{Form: Retrieve, Text: q, More: more}, true
 	}
 	return parseNL(sql)
 }
@@ -183,26 +186,73 @@ func parseNL(sql string) (Question, bool) {
 // the end, a trailing semicolon dropped. The question may be written as a
 // single-quoted string literal. ok is false for anything else, which is
 // ordinary SQL. The question may be empty; the caller reports it.
-func parseRetrieve(sql string) (question string, ok bool) {
+//
+// A semicolon ends a statement, as everywhere else in a query string: text
+// after one (other than blanks, comments and more semicolons) is a second
+// statement, returned as more. psql splits "RETRIEVE a; RETRIEVE b" itself;
+// a driver sending both in one simple Query must not get one question
+// "a; RETRIEVE b". Inside the quoted form a semicolon is the question's.
+func parseRetrieve(sql string) (question, more string, ok bool) {
 	i := skipSpaceAndComments(sql)
 	const kw = "retrieve"
 	if len(sql)-i < len(kw) || !strings.EqualFold(sql[i:i+len(kw)], kw) {
-		return "", false
+		return "", "", false
 	}
 	rest := sql[i+len(kw):]
 	if rest != "" && !isSQLSpace(rest[0]) {
-		return "", false // e.g. RETRIEVED, retrieve_all(...)
+		return "", "", false // e.g. RETRIEVED, retrieve_all(...)
 	}
 	rest = strings.TrimSpace(rest)
-	for strings.HasSuffix(rest, ";") {
-		rest = strings.TrimSpace(strings.TrimSuffix(rest, ";"))
-	}
+	end := statementEnd(rest)
+	rest, more = strings.TrimSpace(rest[:end]), statementsAfter(rest[end:])
 	if len(rest) >= 2 && rest[0] == '\'' && rest[len(rest)-1] == '\'' {
 		if inner := rest[1 : len(rest)-1]; !strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
 			rest = strings.ReplaceAll(inner, "''", "'")
 		}
 	}
-	return strings.TrimSpace(rest), true
+	return strings.TrimSpace(rest), more, true
+}
+
+// statementEnd is the offset of the semicolon that ends a RETRIEVE's
+// question, or len(s). A question that opens with a quote is a string
+// literal up to its closing quote (a quote doubled inside is one); an
+// unquoted one may hold apostrophes ("the singers' ages"), so quotes mean
+// nothing in it.
+func statementEnd(s string) int {
+	i := 0
+	if strings.HasPrefix(s, "'") {
+		for i = 1; i < len(s); i++ {
+			if s[i] != '\'' {
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == '\'' {
+				i++
+				continue
+			}
+			i++
+			break
+		}
+	}
+	if j := strings.IndexByte(s[i:], ';'); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// statementsAfter is what follows a statement's terminating semicolon,
+// trimmed; empty when only blanks, comments and semicolons follow.
+func statementsAfter(s string) string {
+	for {
+		s = strings.TrimLeft(s, ";")
+		i := skipSpaceAndComments(s)
+		if i == len(s) {
+			return ""
+		}
+		if s[i] != ';' {
+			return strings.TrimSpace(s[i:])
+		}
+		s = s[i:]
+	}
 }
 
 // skipSpaceAndComments returns the offset of the first byte that is not

@@ -60,7 +60,7 @@ func TestParse(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"/* nl: top customers */", "-- nl: q\n;", "/* nl-sql: q */", "-- Metabase:: x\n/* nl: q */",
-		"/* nl: q */ SELECT 1", "/* /* */ */", "RETRIEVE x", "/* */ retrieve 'a''b';", "/* nl: \xff\xfe */", "--", "/*", "*/", ";;", "-- nl:",
+		"/* nl: q */ SELECT 1", "/* /* */ */", "RETRIEVE x", "RETRIEVE x; y", "RETRIEVE 'x;' ;-- z", "/* */ retrieve 'a''b';", "/* nl: \xff\xfe */", "--", "/*", "*/", ";;", "-- nl:",
 	} {
 		f.Add(s)
 	}
@@ -76,7 +76,13 @@ func FuzzParse(f *testing.F) {
 			if !strings.Contains(strings.ToLower(sql), "retrieve") {
 				t.Fatalf("RETRIEVE found in text without the keyword: %q", sql)
 			}
+			if m := got.More; m != "" && (m != strings.TrimSpace(m) || m[0] == ';' || !strings.Contains(sql, m)) {
+				t.Fatalf("bad trailing statements %q of %q", m, sql)
+			}
 			return
+		}
+		if got.More != "" {
+			t.Fatalf("trailing statements after a %v question: %+v", got.Form, got)
 		}
 		if got.Form != NL && got.Form != NLSQL {
 			t.Fatalf("bad form %v", got.Form)
@@ -108,19 +114,26 @@ func TestParseRetrieve(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want string
+		more string // the statements after the question's semicolon
 		ok   bool
 	}{
-		{"RETRIEVE top customers", "top customers", true},
-		{"  retrieve\n top customers ;", "top customers", true},
-		{"/* a /* nested */ */ -- x\nRetrieve 'it''s here'", "it's here", true},
-		{"RETRIEVE", "", true},
-		{"RETRIEVED x", "", false},
-		{"SELECT 'RETRIEVE x'", "", false},
-		{"/* unterminated RETRIEVE x", "", false},
+		{"RETRIEVE top customers", "top customers", "", true},
+		{"  retrieve\n top customers ;", "top customers", "", true},
+		{"/* a /* nested */ */ -- x\nRetrieve 'it''s here'", "it's here", "", true},
+		{"RETRIEVE", "", "", true},
+		{"RETRIEVED x", "", "", false},
+		{"SELECT 'RETRIEVE x'", "", "", false},
+		{"/* unterminated RETRIEVE x", "", "", false},
+		{"RETRIEVE a;; /* done */ ; -- end", "a", "", true},
+		{"RETRIEVE a; RETRIEVE b", "a", "RETRIEVE b", true},
+		{"RETRIEVE the singers' ages; SELECT 1;", "the singers' ages", "SELECT 1;", true},
+		{"RETRIEVE 'a; b; c';", "a; b; c", "", true},
+		{"RETRIEVE 'it''s; here' ; SELECT 'x;y'", "it's; here", "SELECT 'x;y'", true},
+		{"RETRIEVE 'unterminated; x", "'unterminated; x", "", true},
 	} {
 		got, ok := Parse(tc.in)
-		if ok != tc.ok || (ok && (got.Form != Retrieve || got.Text != tc.want)) {
-			t.Fatalf("Parse(%q) = %+v, %v; want RETRIEVE %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		if ok != tc.ok || (ok && (got.Form != Retrieve || got.Text != tc.want || got.More != tc.more)) {
+			t.Fatalf("Parse(%q) = %+v, %v; want RETRIEVE %q (more %q), %v", tc.in, got, ok, tc.want, tc.more, tc.ok)
 		}
 	}
 }
