@@ -121,15 +121,20 @@ func (h *Handler) Intercept(_ context.Context, info proxy.SessionInfo, sql strin
 		}
 		return nil, nil
 	}
+	if q.More != "" {
+		e := &proxy.Error{
+			Code:    "0A000",
+			Message: "a question must be the only statement in its query string",
+			Hint:    "Send each statement as a query of its own.",
+		}
+		if q.Form == Retrieve {
+			e.Message = "RETRIEVE must be the only statement in its query string"
+			e.Hint = "Send each statement as a query of its own, or quote the question ('...') to keep a semicolon in it."
+		}
+		return nil, e
+	}
 	switch q.Form {
 	case Retrieve:
-		if q.More != "" {
-			return nil, &proxy.Error{
-				Code:    "0A000",
-				Message: "RETRIEVE must be the only statement in its query string",
-				Hint:    "Send each statement as a query of its own, or quote the question ('...') to keep a semicolon in it.",
-			}
-		}
 		if q.Text == "" {
 			return nil, toProxyError(retriever.ErrEmptyQuestion)
 		}

@@ -106,8 +106,10 @@ type Question struct {
 	// Fresh marks /* nl-new: ... */: an nl question asked without the
 	// session's previous turn, which starts a new conversation.
 	Fresh bool
-	// More is the text of the statements that follow a RETRIEVE in the
-	// same query string, after its semicolon; the caller refuses them.
+	// More is the text of the statements that follow the question in the
+	// same query string, after its semicolon: anything after a RETRIEVE's,
+	// and from a second question marker on after a comment question's
+	// (other comments there are only comments). The caller refuses it.
 	More string
 }
 
@@ -147,14 +149,32 @@ func parseNL(sql string) (Question, bool) {
 	var (
 		found Question
 		have  bool
+		// ended: a semicolon followed the question; a marker after it
+		// is a second question in the query string (Question.More).
+		ended  bool
+		moreAt = -1
 	)
+	seen := func(body string, at int) {
+		switch {
+		case !have:
+			found, have = nlComment(body)
+		case ended && moreAt < 0:
+			if _, ok := nlComment(body); ok {
+				moreAt = at
+			}
+		}
+	}
 	i := 0
 	for i < len(sql) {
 		c := sql[i]
 		switch {
-		case isSQLSpace(c) || c == ';':
+		case isSQLSpace(c):
+			i++
+		case c == ';':
+			ended = ended || have
 			i++
 		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			at := i
 			end := strings.IndexAny(sql[i+2:], "\n\r")
 			var body string
 			if end < 0 {
@@ -162,21 +182,21 @@ func parseNL(sql string) (Question, bool) {
 			} else {
 				body, i = sql[i+2:i+2+end], i+2+end+1
 			}
-			if !have {
-				found, have = nlComment(body)
-			}
+			seen(body, at)
 		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			at := i
 			body, next, ok := blockComment(sql, i)
 			if !ok {
 				return Question{}, false
 			}
 			i = next
-			if !have {
-				found, have = nlComment(body)
-			}
+			seen(body, at)
 		default:
 			return Question{}, false
 		}
+	}
+	if have && moreAt >= 0 {
+		found.More = strings.TrimSpace(sql[moreAt:])
 	}
 	return found, have
 }

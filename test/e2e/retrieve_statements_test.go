@@ -9,10 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRetrieveOneStatement: a semicolon ends a RETRIEVE as it ends any
-// statement. One simple Query holding a second statement after the question
-// is refused with 0A000 (before, the rest was read as part of the question);
-// psql, which splits a line at its semicolons itself, gets both answered.
+// TestRetrieveOneStatement: a semicolon ends a question as it ends any
+// statement. One simple Query holding a second statement after a RETRIEVE,
+// or a second comment question, is refused with 0A000 (before, the rest was
+// read as part of the RETRIEVE's question, and a second comment question
+// was silently dropped); psql, which splits a line at its semicolons
+// itself, gets both answered.
 func TestRetrieveOneStatement(t *testing.T) {
 	e := startNL(t, nlOpts{noLLM: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -22,6 +24,12 @@ func TestRetrieveOneStatement(t *testing.T) {
 	// pgx sends a statement without arguments as one simple Query.
 	_, err := c.Exec(ctx, "RETRIEVE customers and their country; RETRIEVE orders")
 	pe := requireSQLState(t, err, "0A000")
+	require.Contains(t, pe.Message, "only statement")
+	requireAlive(t, c)
+	// Two comment questions in one query string: refused alike, not the
+	// first answered and the second dropped.
+	_, err = c.Exec(ctx, "/* nl: customers by country */; /* nl: order totals */")
+	pe = requireSQLState(t, err, "0A000")
 	require.Contains(t, pe.Message, "only statement")
 	requireAlive(t, c)
 
