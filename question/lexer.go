@@ -141,10 +141,13 @@ func Parse(sql string) (Question, bool) {
 // Ordinary comments before and after it are allowed, so a BI tool's own
 // prefix (Metabase sends "-- Metabase:: userID: 1 ...") does not hide the
 // question. Any other token makes the statement ordinary SQL, so
-// "/* nl: x */ SELECT 1" runs SELECT 1. Block comments nest, as in
-// PostgreSQL's lexer; an unterminated block comment is not a question (the
-// server reports the syntax error). psql strips "--" comments before sending,
-// which is why the block form exists; drivers send "--" lines as typed.
+// "/* nl: x */ SELECT 1" runs SELECT 1. A question marker after a semicolon
+// that follows the question starts a second statement (Question.More),
+// which the caller refuses; two markers in one statement mean the first.
+// Block comments nest, as in PostgreSQL's lexer; an unterminated block
+// comment is not a question (the server reports the syntax error). psql
+// strips "--" comments before sending, which is why the block form exists;
+// drivers send "--" lines as typed.
 func parseNL(sql string) (Question, bool) {
 	var (
 		found Question
