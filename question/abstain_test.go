@@ -28,6 +28,21 @@ func TestQuestionNothingAnswers(t *testing.T) {
 		require.Equal(t, "f", row[4], "no table is chosen for an off-topic question: %v", row)
 	}
 
+	require.Len(t, r.notices, 1, "RETRIEVE says why nothing is chosen")
+	require.Contains(t, r.notices[0], "atrium: no table chosen: ")
+
+	// A greeting alone is not searched at all, and says so.
+	g := c.ask(t, "/* nl: Good morning! Are you there? */")
+	require.NotNil(t, g.err, "a greeting must fail")
+	require.Equal(t, "42P01", g.err.Code, g.err.Message)
+	require.Contains(t, g.err.Detail, "only a greeting or a courtesy")
+	g = c.ask(t, "RETRIEVE Hello, how are you today?")
+	require.Nil(t, g.err)
+	require.Empty(t, g.rows)
+	require.Len(t, g.notices, 1)
+	require.Contains(t, g.notices[0], "only a greeting or a courtesy")
+	require.Empty(t, e.llm.Requests(), "the LLM must not be asked when no table answers")
+
 	// A question the catalog answers goes to the LLM.
 	_ = c.ask(t, "/* nl: which customers live in London */")
 	require.NotEmpty(t, e.llm.Requests())

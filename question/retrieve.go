@@ -96,6 +96,15 @@ func (s *retrieveStatement) execute(ctx context.Context, up proxy.Upstream, w pr
 		return 0, toProxyError(err)
 	}
 	tr.Retrieved(time.Since(t0), convert(res), nil)
+	// An empty choice says why, as an nl question's 42P01 does, and under
+	// the same rule: only when the role may read every table the reason
+	// speaks of.
+	if res.Abstained && res.AbstainReason != "" && allShown(res.Selected, res.Tables) {
+		if err := w.Notice(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
+			Message: "atrium: no table chosen: " + res.AbstainReason}); err != nil {
+			return 0, err
+		}
+	}
 	n := 0
 	for _, row := range retriever.ResultRows(res) {
 		if err := w.Row(row); err != nil {

@@ -486,6 +486,9 @@ type prepared struct {
 	// (rewrites).
 	asked    *Query
 	rewrites []Rewrite
+	// courtesyOnly: the question was only greetings, thanks or small talk
+	// (stripCourtesy), so nothing was searched.
+	courtesyOnly bool
 }
 
 func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, hooks *evalHooks, tm *Timings) (*prepared, error) {
@@ -521,6 +524,14 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 	ix, err := r.lexIndex.get(ctx, r.db, snap.version, stats.tables, r.log)
 	if err != nil {
 		return nil, err
+	}
+	// Greetings and thanks around a question are said to the listener;
+	// the analysis, the embedding and the examples see the rest. A
+	// question that is nothing else gets no candidates, and finish
+	// abstains for that reason.
+	if question = stripCourtesy(question); question == "" {
+		q := newQuery("", nil, snap.g)
+		return &prepared{q: q, asked: q, snap: snap, learn: &learningEvidence{}, courtesyOnly: true}, nil
 	}
 	t0 := time.Now()
 	var emb []float32
@@ -715,6 +726,9 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 		decide.Selected = 1
 	}
 	ab := abstain(p.asked, decide, *r.cfg.AbstainFloor, *r.cfg.AbstainCoverage, r.cfg.AbstainCoverageCosine, r.cfg.AbstainEvidence)
+	if p.courtesyOnly {
+		ab.why = courtesyReason
+	}
 	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
 	if ab.abstain && p.learn.overridesAbstention(decide, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false

@@ -1,0 +1,151 @@
+package retriever
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// courtesyPhrases are greetings, thanks, apologies and small talk: what a
+// person says to the listener rather than about the data. A clause made
+// only of them ("Good morning!", "thanks", "Hi there,", "are you there?")
+// names no table, yet its words are content words to the analysis, and
+// the vocabulary bridges some of them to schema words (good → full,
+// morning → time through "morning time"), so before this a greeting alone
+// chose hr.employees on the sample database. The list is general English,
+// not drawn from any benchmark; no Spider or Spider-Syn question, training
+// or dev, has such a clause.
+var courtesyPhrases = func() [][]string {
+	var out [][]string
+	for _, p := range strings.Split(`hello|hi|hey|hiya|howdy|greetings|hello there|hi there|hey there|
+	good morning|good afternoon|good evening|good day|good night|morning|evening|
+	thanks|thank you|thank you very much|thanks a lot|many thanks|thanks again|cheers|
+	please|kindly|sorry|excuse me|pardon me|
+	are you there|you there|anyone there|how are you|how are you today|how are you doing|
+	how is it going|hope you are well|i hope you are well|hope you're well|i hope you're well|
+	nice to meet you|
+	ok|okay|alright|all right|bye|goodbye|see you|dear atrium|atrium`, "|") {
+		if f := strings.Fields(p); len(f) > 0 {
+			out = append(out, f)
+		}
+	}
+	// Longest first, so "thank you very much" is one phrase, not "thank
+	// you" and three leftover words.
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}()
+
+// courtesyReason is the abstention reason of a question that was only
+// courtesy.
+const courtesyReason = "the question is only a greeting or a courtesy; ask about the data"
+
+// stripCourtesy removes the clauses made only of courtesy phrases from
+// both ends of a question: "Good morning, which customers placed the most
+// orders?" is asked as "which customers placed the most orders?". A clause
+// ends at , . ! ? ; or : and keeps its punctuation; clauses in the middle
+// stay, and so does any clause with another word in it ("Please show the
+// names of …", "Thanks, that was helpful" keeps its second clause). It
+// returns "" when every clause is courtesy.
+func stripCourtesy(q string) string {
+	clauses := splitClauses(q)
+	// A run of courtesy clauses at an end goes only when one of them says
+	// more than the vocative ("Which atrium is largest? Atrium" keeps it).
+	lo, hi := 0, len(clauses)
+	for i, said := 0, false; i < hi; i++ {
+		ok, s := courtesyClause(clauses[i])
+		if !ok {
+			break
+		}
+		if said = said || s; said {
+			lo = i + 1
+		}
+	}
+	for i, said := hi-1, false; i >= lo; i-- {
+		ok, s := courtesyClause(clauses[i])
+		if !ok {
+			break
+		}
+		if said = said || s; said {
+			hi = i
+		}
+	}
+	if lo == 0 && hi == len(clauses) {
+		return q
+	}
+	// The last clause kept may end in the comma that led to a courtesy
+	// ("Which orders shipped late, thanks").
+	return strings.TrimRight(strings.TrimSpace(strings.Join(clauses[lo:hi], "")), ",;: ")
+}
+
+// splitClauses cuts q after each run of clause punctuation; the pieces
+// joined give q back. Punctuation inside quotes does not cut: a quoted
+// value ("the song 'Hey, Jude'") belongs to its clause.
+func splitClauses(q string) []string {
+	var out []string
+	start := 0
+	var quote rune
+	prev := rune(0)
+	for i := 0; i < len(q); {
+		r, size := utf8.DecodeRuneInString(q[i:])
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '"' || r == '\'' && !unicode.IsLetter(prev):
+			// An apostrophe inside a word ("you're") opens no quote.
+			quote = r
+		case strings.ContainsRune(",.!?;:", r):
+			end := i + size
+			for end < len(q) && strings.IndexByte(",.!?;: ", q[end]) >= 0 {
+				end++
+			}
+			out = append(out, q[start:end])
+			start, i, prev = end, end, ' '
+			continue
+		}
+		prev = r
+		i += size
+	}
+	if start < len(q) {
+		out = append(out, q[start:])
+	}
+	return out
+}
+
+// courtesyClause reports whether a clause is made only of courtesy
+// phrases (and at least one), and whether one of them is more than the
+// vocative "atrium", which alone may be a word of the data.
+func courtesyClause(clause string) (ok, said bool) {
+	words := strings.FieldsFunc(strings.ToLower(clause), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\''
+	})
+	if len(words) == 0 {
+		return false, false
+	}
+	for i := 0; i < len(words); {
+		n := 0
+		for _, p := range courtesyPhrases {
+			if len(p) <= len(words)-i && equalWords(p, words[i:i+len(p)]) {
+				n = len(p)
+				break
+			}
+		}
+		if n == 0 {
+			return false, false
+		}
+		said = said || n > 1 || words[i] != "atrium"
+		i += n
+	}
+	return true, said
+}
+
+func equalWords(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
