@@ -43,7 +43,13 @@ type JSONResult struct {
 	Threshold      float64     `json:"threshold"`
 	Tables         []JSONTable `json:"tables"`
 	JoinPaths      []string    `json:"join_paths"`
-	TimingsMs      struct {
+	// Abstained: no table answers the question, for AbstainReason.
+	Abstained     bool   `json:"abstained"`
+	AbstainReason string `json:"abstain_reason,omitempty"`
+	// Rewrites are the question words the scorer read in the schema's
+	// words ("nation→country").
+	Rewrites  []string `json:"rewrites,omitempty"`
+	TimingsMs struct {
 		Embed, Hybrid, ATR, Expand, Multihop, Total float64
 	} `json:"timings_ms"`
 	// Examples and Glossary are the curated examples close to the
@@ -83,7 +89,8 @@ type JSONTable struct {
 
 // ResultJSON converts a Result for JSON output.
 func ResultJSON(res *Result) *JSONResult {
-	out := &JSONResult{Question: res.Question, CatalogVersion: res.CatalogVersion, Threshold: res.Threshold, JoinPaths: []string{}}
+	out := &JSONResult{Question: res.Question, CatalogVersion: res.CatalogVersion, Threshold: res.Threshold,
+		Tables: []JSONTable{}, JoinPaths: []string{}, Abstained: res.Abstained, AbstainReason: res.AbstainReason, Rewrites: RewriteStrings(res.Rewrites)}
 	for _, t := range res.Tables {
 		jt := JSONTable{Rank: t.Rank, Schema: t.Table.Schema, Table: t.Table.Name, Score: t.Score, Chosen: t.Chosen, Reasons: t.Reasons, Values: t.Values}
 		for _, p := range t.JoinPaths {
@@ -103,5 +110,14 @@ func ResultJSON(res *Result) *JSONResult {
 	ms := func(d interface{ Seconds() float64 }) float64 { return d.Seconds() * 1000 }
 	out.TimingsMs.Embed, out.TimingsMs.Hybrid, out.TimingsMs.ATR = ms(res.Timings.Embed), ms(res.Timings.Hybrid), ms(res.Timings.ATR)
 	out.TimingsMs.Expand, out.TimingsMs.Multihop, out.TimingsMs.Total = ms(res.Timings.Expand), ms(res.Timings.Multihop), ms(res.Timings.Total)
+	return out
+}
+
+// RewriteStrings renders rewrites as "from→to".
+func RewriteStrings(rws []Rewrite) []string {
+	var out []string
+	for _, rw := range rws {
+		out = append(out, rw.From+"→"+rw.To)
+	}
 	return out
 }

@@ -116,6 +116,12 @@ func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if rws := retriever.RewriteStrings(res.Rewrites); len(rws) > 0 {
+		fmt.Fprintf(env.stdout, "read as the schema's words: %s\n", strings.Join(rws, ", "))
+	}
+	if res.Abstained {
+		fmt.Fprintf(env.stdout, "no table chosen: %s\n", res.AbstainReason)
+	}
 	fmt.Fprintf(env.stdout, "threshold %.4f; %d windows; hybrid %s, atr %s, expansion %s, total %s\n",
 		res.Threshold, res.Timings.Windows, res.Timings.Hybrid, res.Timings.ATR, res.Timings.Expand, res.Timings.Total)
 	return nil

@@ -115,9 +115,7 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 	}
 	rec.Coverage = round4(res.Coverage)
 	rec.BestCosine = round4(res.BestCosine)
-	for _, rw := range res.Rewrites {
-		rec.Rewrites = append(rec.Rewrites, rw.From+"→"+rw.To)
-	}
+	rec.Rewrites = retriever.RewriteStrings(res.Rewrites)
 	for _, c := range res.Candidates {
 		rec.MaxCosine = max(rec.MaxCosine, round4(c.SemRaw))
 	}
