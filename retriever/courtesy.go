@@ -16,25 +16,42 @@ import (
 // chose hr.employees on the sample database. The list is general English,
 // not drawn from any benchmark; no Spider or Spider-Syn question, training
 // or dev, has such a clause.
-var courtesyPhrases = func() [][]string {
-	var out [][]string
-	for _, p := range strings.Split(`hello|hi|hey|hiya|howdy|greetings|hello there|hi there|hey there|
-	good morning|good afternoon|good evening|good day|good night|morning|evening|
-	thanks|thank you|thank you very much|thanks a lot|many thanks|thanks again|cheers|
-	please|kindly|sorry|excuse me|pardon me|
-	are you there|you there|anyone there|how are you|how are you today|how are you doing|
-	how is it going|hope you are well|i hope you are well|hope you're well|i hope you're well|
-	nice to meet you|
-	ok|okay|alright|all right|bye|goodbye|see you|dear atrium|atrium`, "|") {
-		if f := strings.Fields(p); len(f) > 0 {
-			out = append(out, f)
+//
+// Greetings open a question and farewells close it; thanks, apologies and
+// "please" do either. The distinction keeps data at a question's end: "in
+// Honolulu, HI" and "in Tulsa, OK" end with state codes, not greetings.
+var courtesyPhrases = func() []courtesyPhrase {
+	var out []courtesyPhrase
+	for _, g := range []struct {
+		open, close bool
+		list        string
+	}{
+		{true, false, `hello|hi|hey|hiya|howdy|greetings|hello there|hi there|hey there|
+			good morning|good afternoon|good evening|good day|morning|evening|
+			ok|okay|alright|all right|excuse me|pardon me|dear atrium|
+			how are you|how are you today|how are you doing|how is it going|
+			hope you are well|i hope you are well|hope you're well|i hope you're well`},
+		{false, true, `bye|goodbye|see you|cheers|good night`},
+		{true, true, `thanks|thank you|thank you very much|thanks a lot|many thanks|thanks again|
+			please|kindly|sorry|nice to meet you|are you there|you there|anyone there|atrium`},
+	} {
+		for _, p := range strings.Split(g.list, "|") {
+			if f := strings.Fields(p); len(f) > 0 {
+				out = append(out, courtesyPhrase{words: f, open: g.open, close: g.close})
+			}
 		}
 	}
 	// Longest first, so "thank you very much" is one phrase, not "thank
 	// you" and three leftover words.
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].words) > len(out[j].words) })
 	return out
 }()
+
+// courtesyPhrase is one phrase and the end of a question it may stand at.
+type courtesyPhrase struct {
+	words       []string
+	open, close bool
+}
 
 // courtesyReason is the abstention reason of a question that was only
 // courtesy.
@@ -53,7 +70,7 @@ func stripCourtesy(q string) string {
 	// more than the vocative ("Which atrium is largest? Atrium" keeps it).
 	lo, hi := 0, len(clauses)
 	for i, said := 0, false; i < hi; i++ {
-		ok, s := courtesyClause(clauses[i])
+		ok, s := courtesyClause(clauses[i], true)
 		if !ok {
 			break
 		}
@@ -62,7 +79,7 @@ func stripCourtesy(q string) string {
 		}
 	}
 	for i, said := hi-1, false; i >= lo; i-- {
-		ok, s := courtesyClause(clauses[i])
+		ok, s := courtesyClause(clauses[i], false)
 		if !ok {
 			break
 		}
@@ -115,9 +132,10 @@ func splitClauses(q string) []string {
 }
 
 // courtesyClause reports whether a clause is made only of courtesy
-// phrases (and at least one), and whether one of them is more than the
-// vocative "atrium", which alone may be a word of the data.
-func courtesyClause(clause string) (ok, said bool) {
+// phrases that may open a question (open) or close it (!open), and
+// whether one of them is more than the vocative "atrium", which alone may
+// be a word of the data.
+func courtesyClause(clause string, open bool) (ok, said bool) {
 	words := strings.FieldsFunc(strings.ToLower(clause), func(r rune) bool {
 		return !unicode.IsLetter(r) && r != '\''
 	})
@@ -127,8 +145,8 @@ func courtesyClause(clause string) (ok, said bool) {
 	for i := 0; i < len(words); {
 		n := 0
 		for _, p := range courtesyPhrases {
-			if len(p) <= len(words)-i && equalWords(p, words[i:i+len(p)]) {
-				n = len(p)
+			if (open && p.open || !open && p.close) && len(p.words) <= len(words)-i && equalWords(p.words, words[i:i+len(p.words)]) {
+				n = len(p.words)
 				break
 			}
 		}

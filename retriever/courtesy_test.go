@@ -32,6 +32,12 @@ func TestStripCourtesy(t *testing.T) {
 		{"I'm sure you're busy, thanks", "I'm sure you're busy"},
 		// Nothing but punctuation or unknown words is not courtesy.
 		{"???", "???"},
+		// Greetings open a question; at its end "HI" and "OK" are data.
+		{"Which customers live in Honolulu, HI?", "Which customers live in Honolulu, HI?"},
+		{"Which stores are in Tulsa, OK", "Which stores are in Tulsa, OK"},
+		{"OK, which stores are in Tulsa?", "which stores are in Tulsa?"},
+		{"Which stores are in Tulsa? Bye!", "Which stores are in Tulsa?"},
+		{"Thanks, bye.", ""},
 		{"Atrium?", "Atrium?"},
 		{"Which atrium is largest? Thanks, Atrium", "Which atrium is largest?"},
 		{"asdf qwerty", "asdf qwerty"},
