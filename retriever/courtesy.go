@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -145,7 +146,7 @@ func courtesyClause(clause string, open bool) (ok, said bool) {
 	for i := 0; i < len(words); {
 		n := 0
 		for _, p := range courtesyPhrases {
-			if (open && p.open || !open && p.close) && len(p.words) <= len(words)-i && equalWords(p.words, words[i:i+len(p.words)]) {
+			if (open && p.open || !open && p.close) && len(p.words) <= len(words)-i && slices.Equal(p.words, words[i:i+len(p.words)]) {
 				n = len(p.words)
 				break
 			}
@@ -157,13 +158,4 @@ func courtesyClause(clause string, open bool) (ok, said bool) {
 		i += n
 	}
 	return true, said
-}
-
-func equalWords(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
