@@ -2,7 +2,6 @@ package retriever
 
 import (
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -44,7 +43,7 @@ var courtesyPhrases = func() []courtesyPhrase {
 	}
 	// Longest first, so "thank you very much" is one phrase, not "thank
 	// you" and three leftover words.
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i].words) > len(out[j].words) })
+	slices.SortStableFunc(out, func(a, b courtesyPhrase) int { return len(b.words) - len(a.words) })
 	return out
 }()
 
