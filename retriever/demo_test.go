@@ -253,6 +253,18 @@ func TestSampleGoodIsNoProduct(t *testing.T) {
 	require.Contains(t, chosenFor(ctx, t, r, "Which goods are out of stock?"), "shop.products")
 }
 
+// TestSampleThousandsSuffix: "100k" split as an identifier is 100 and a
+// content word "k" that names nothing, which flattened the logits until
+// the relative cut kept ten tables (every hr table with an employee_id).
+// Read as 100000 it asks what the same question in digits asks.
+func TestSampleThousandsSuffix(t *testing.T) {
+	ctx, r, _ := sampleRetriever(t)
+	got := chosenFor(ctx, t, r, "Which employees have a salary above 100k?")
+	require.Equal(t, chosenFor(ctx, t, r, "Which employees have a salary above 100000?"), got)
+	require.Contains(t, got, "hr.salaries")
+	require.LessOrEqual(t, len(got), 3, "%v", got)
+}
+
 // TestSamplePassingValueMention: "buyers" is one word of the course title
 // "Negotiation Skills for Buyers"; that passing mention chose
 // hr.training_courses for a question about customers' spending, and

@@ -533,6 +533,7 @@ func (r *Retriever) prepare(ctx context.Context, question string, prev *Turn, ho
 		q := newQuery("", nil, snap.g)
 		return &prepared{q: q, asked: q, snap: snap, learn: &learningEvidence{}, courtesyOnly: true}, nil
 	}
+	question = readMagnitudes(question)
 	t0 := time.Now()
 	var emb []float32
 	if r.emb != nil && snap.dimension > 0 {

@@ -1,6 +1,8 @@
 package retriever
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -89,6 +91,31 @@ func analyzeWords(words []string, dropStop bool, skip map[int]bool) analyzed {
 		a.set[st] = true
 	}
 	return a
+}
+
+// thousands matches a number written with a thousands suffix ("100k",
+// "$2.5K"), not inside a longer number or word.
+var thousands = regexp.MustCompile(`(^|[^\pL\pN.])(\d+(?:\.\d+)?)[kK]\b`)
+
+// readMagnitudes writes a number with a thousands suffix out in full
+// ("earn more than 100k" → "earn more than 100000"). Split as identifiers
+// are, "100k" is the number 100 and a one-letter word "k", and both mislead:
+// 100 matches sampled values (a score out of 100) and "k" is a content word
+// that names nothing, so the question's real words count for less. Only k
+// is read: "m" is as often metres ("200m" in Spider-Syn's swimming
+// questions, which name a column meter_200) as millions.
+func readMagnitudes(text string) string {
+	if !strings.ContainsAny(text, "kK") {
+		return text
+	}
+	return thousands.ReplaceAllStringFunc(text, func(m string) string {
+		sub := thousands.FindStringSubmatch(m)
+		v, err := strconv.ParseFloat(sub[2], 64)
+		if err != nil {
+			return m
+		}
+		return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
+	})
 }
 
 // isNumber reports whether w is all digits.
