@@ -88,7 +88,8 @@ func abstain(q *Query, atr *atrResult, floor, minCoverage, coverCosine float64, 
 
 // selectionCoverage is the share of the question's content words (generic
 // identifier words and bare numbers left out) that some selected table's
-// name, non-key columns, comment or matched values carry, directly or
+// name, non-key columns (as written or as their identifier tokens expand:
+// cust_name carries "customer"), comment or matched values carry, directly or
 // through the vocabulary bridge (a synonym, derivation or learned
 // association of weight at least minBridgeWeight: "vocalists" is named by
 // singer), or, when cosine > 0, whose word vector has at least that cosine
@@ -102,6 +103,9 @@ func selectionCoverage(q *Query, sel []*Scored, cosine float64) float64 {
 	own := map[string]bool{}
 	for _, s := range sel {
 		for st := range ownStems(s.Table) {
+			own[st] = true
+		}
+		for st := range s.Table.ownExp {
 			own[st] = true
 		}
 		for _, v := range s.Values {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/stretchr/testify/require"
 )
 
@@ -154,6 +155,41 @@ func TestSelectionCoverageCosine(t *testing.T) {
 	near := selectionCoverage(q, sel, 0.99)
 	require.Equal(t, off, near, "a cosine no pair reaches adds nothing")
 	require.Less(t, on, 1.0, "volcanoes is named by nothing")
+}
+
+// Coverage reads a table's identifiers as the candidate stage does:
+// cust_nm and cntry name "customers" and "country" (the abbreviation
+// list), so an abbreviated schema is not judged to name nothing of a
+// question it answers (step 63 of docs/retrieval.md). A key column's
+// expansion names another table (even run together, as in stuid) and an
+// aggregate prefix names what the question computes; neither counts.
+func TestSelectionCoverageAbbreviations(t *testing.T) {
+	lx := vocab.Default()
+	exp := identifierExpander(lx)
+	tbl := &TableInfo{ID: 1, Schema: "s", Name: "cust", Columns: []ColumnInfo{
+		{Name: "cust_id", PrimaryKey: true}, {Name: "cust_nm"}, {Name: "cntry"}, {Name: "max_amt"}, {Name: "emp_id"},
+	}}
+	tbl.prepare(exp, lx.Embeddings())
+	sel := []*Scored{{Candidate: &Candidate{Table: tbl, Rank: 1}}}
+	cov := func(question string) float64 { return selectionCoverage(newQuery(question, nil, nil), sel, 0) }
+	require.Equal(t, 1.0, cov("List the customers of each country."))
+	require.Equal(t, 0.5, cov("Which customers have employees?"), "emp_id is a key: it names another table")
+	require.Less(t, cov("What is the maximum rainfall?"), 0.5, "max_amt names an amount, not maximum")
+
+	// A key spelled run together, or the primary key, names no word:
+	// flight_2's airlines.uid is no user.
+	air := &TableInfo{ID: 3, Schema: "s", Name: "airlines", Columns: []ColumnInfo{
+		{Name: "uid", PrimaryKey: true}, {Name: "airline"}, {Name: "stuid"},
+	}}
+	air.prepare(exp, lx.Embeddings())
+	sel[0].Candidate.Table = air
+	require.Equal(t, 0.5, cov("Show the airline users."), "uid is a key")
+	require.Equal(t, 0.5, cov("Show the airline students."), "stuid reads as a student id")
+
+	bare := &TableInfo{ID: 2, Schema: "s", Name: "cust", Columns: tbl.Columns}
+	bare.prepare(nil, nil)
+	sel[0].Candidate.Table = bare
+	require.Less(t, cov("List the customers of each country."), 1.0, "without the vocabulary the abbreviations name nothing")
 }
 
 // thresholdAbove is a scorer whose threshold outranks every table it

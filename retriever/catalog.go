@@ -41,6 +41,12 @@ type TableInfo struct {
 	docA analyzed
 	// own is ownStems' answer, read-only once prepared.
 	own map[string]bool
+	// ownExp are the stems the name's and the non-key columns' identifier
+	// tokens expand to at weight minOwnExpansion or more (cust →
+	// customer), aggregate words left out: what the abstention coverage
+	// counts as named beside own, as the candidate stage and the scorer
+	// already read those expansions.
+	ownExp map[string]bool
 	// nameExp and colExp are the stems the vocabulary expands the name's
 	// and the columns' identifier tokens to (cust → customer), with
 	// weights below 1.
@@ -110,6 +116,7 @@ func (t *TableInfo) prepare(expand func(string) []weightedTerm, emb *vocab.Embed
 	}
 	t.docA = analyze(t.Comment+" "+t.Purpose, true)
 	t.own = buildOwnStems(t)
+	t.ownExp = buildOwnExpansions(t, expand)
 	t.softName, t.softCols = softTableWords(t.nameA, t.colA, emb)
 	t.softEmb = emb
 }

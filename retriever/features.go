@@ -2,6 +2,7 @@ package retriever
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -630,6 +631,59 @@ func buildOwnStems(t *TableInfo) map[string]bool {
 		own[s] = true
 	}
 	return own
+}
+
+// minOwnExpansion is the least weight at which an identifier token's
+// expansion counts as a word the table names, for the abstention coverage:
+// the abbreviation list (0.7-0.9) and segmented run-together tokens (0.9)
+// pass, weaker guesses do not.
+const minOwnExpansion = 0.5
+
+// buildOwnExpansions collects the stems the table's name and non-key
+// column tokens expand to at minOwnExpansion or more, for ownStems' words
+// spelled as identifiers (cust_name names "customer"). Aggregate words are
+// left out: Max_Price names a price, not "maximum", and counting it would
+// let a column prefix cover what a question computes. Key columns are left
+// out for ownStems' reason, and so are the primary key and the columns
+// whose run-together tokens read as one (custid → customer id, uid → user
+// id): a key's expansion names the table it identifies, which for a
+// reference is another table and for the primary key a guess at best
+// (flight_2's airlines.uid is no user).
+func buildOwnExpansions(t *TableInfo, expand func(string) []weightedTerm) map[string]bool {
+	out := map[string]bool{}
+	if expand == nil {
+		return out
+	}
+	strong := func(words []string) []weightedTerm {
+		var es []weightedTerm
+		for _, w := range words {
+			for _, e := range expand(w) {
+				if e.weight >= minOwnExpansion {
+					es = append(es, e)
+				}
+			}
+		}
+		return es
+	}
+	add := func(es []weightedTerm) {
+		for _, e := range es {
+			if !aggregateWords[e.term] {
+				out[stem(e.term)] = true
+			}
+		}
+	}
+	add(strong(t.nameA.words))
+	for i, a := range t.colA {
+		if n := len(a.words); t.Columns[i].PrimaryKey || (n > 1 && (a.words[n-1] == "id" || a.words[n-1] == "key")) {
+			continue
+		}
+		es := strong(a.words)
+		if slices.ContainsFunc(es, func(e weightedTerm) bool { return e.term == "id" || e.term == "key" }) {
+			continue
+		}
+		add(es)
+	}
+	return out
 }
 
 // listIDF fills the idf-weighted list-level evidence of each candidate.
