@@ -650,10 +650,12 @@ const minOwnExpansion = 0.5
 // reference is another table and for the primary key a guess at best
 // (flight_2's airlines.uid is no user).
 func buildOwnExpansions(t *TableInfo, expand func(string) []weightedTerm) map[string]bool {
-	out := map[string]bool{}
 	if expand == nil {
-		return out
+		return nil
 	}
+	// Most tables' words are plain and expand to nothing; a catalog of
+	// 100,000 tables should not hold as many empty maps.
+	var out map[string]bool
 	strong := func(words []string) []weightedTerm {
 		var es []weightedTerm
 		for _, w := range words {
@@ -667,9 +669,13 @@ func buildOwnExpansions(t *TableInfo, expand func(string) []weightedTerm) map[st
 	}
 	add := func(es []weightedTerm) {
 		for _, e := range es {
-			if !aggregateWords[e.term] {
-				out[stem(e.term)] = true
+			if aggregateWords[e.term] {
+				continue
 			}
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[stem(e.term)] = true
 		}
 	}
 	add(strong(t.nameA.words))
