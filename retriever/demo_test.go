@@ -253,16 +253,24 @@ func TestSampleGoodIsNoProduct(t *testing.T) {
 	require.Contains(t, chosenFor(ctx, t, r, "Which goods are out of stock?"), "shop.products")
 }
 
-// TestSampleThousandsSuffix: "100k" split as an identifier is 100 and a
+// TestSampleShorthandNumbers: "100k" split as an identifier is 100 and a
 // content word "k" that names nothing, which flattened the logits until
-// the relative cut kept ten tables (every hr table with an employee_id).
-// Read as 100000 it asks what the same question in digits asks.
-func TestSampleThousandsSuffix(t *testing.T) {
+// the relative cut kept ten tables (every hr table with an employee_id);
+// "24h" left a stray "h" and hid a relative time expression, which chose
+// hr.performance_reviews and hr.employees beside the tickets. Each now
+// asks what the same question spelled out asks.
+func TestSampleShorthandNumbers(t *testing.T) {
 	ctx, r, _ := sampleRetriever(t)
 	got := chosenFor(ctx, t, r, "Which employees have a salary above 100k?")
 	require.Equal(t, chosenFor(ctx, t, r, "Which employees have a salary above 100000?"), got)
 	require.Contains(t, got, "hr.salaries")
 	require.LessOrEqual(t, len(got), 3, "%v", got)
+
+	got = chosenFor(ctx, t, r, "How many tickets were opened in the last 24h?")
+	require.Equal(t, chosenFor(ctx, t, r, "How many tickets were opened in the last 24 hours?"), got)
+	for _, name := range got {
+		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
+	}
 }
 
 // TestSamplePassingValueMention: "buyers" is one word of the course title

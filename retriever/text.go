@@ -97,24 +97,42 @@ func analyzeWords(words []string, dropStop bool, skip map[int]bool) analyzed {
 // "$2.5K"), not inside a longer number or word.
 var thousands = regexp.MustCompile(`(^|[^\pL\pN.])(\d+(?:\.\d+)?)[kK]\b`)
 
-// readMagnitudes writes a number with a thousands suffix out in full
-// ("earn more than 100k" → "earn more than 100000"). Split as identifiers
-// are, "100k" is the number 100 and a one-letter word "k", and both mislead:
-// 100 matches sampled values (a score out of 100) and "k" is a content word
-// that names nothing, so the question's real words count for less. Only k
-// is read: "m" is as often metres ("200m" in Spider-Syn's swimming
-// questions, which name a column meter_200) as millions.
+// durations matches a count with a unit abbreviation run into it, as chat
+// writes a duration ("the last 24h", "past 30d", "2wks"); durationUnits
+// spells each unit out. A capital D is left alone ("3D printers"), and so
+// are m (metres as often as minutes or months: Spider-Syn's "200m") and s
+// (decades: "the 1990s").
+var (
+	durations     = regexp.MustCompile(`(^|[^\pL\pN.])(\d+)(h|hrs?|d|wks?|mos?|yrs?)\b`)
+	durationUnits = map[string]string{"h": "hours", "hr": "hours", "hrs": "hours", "d": "days",
+		"wk": "weeks", "wks": "weeks", "mo": "months", "mos": "months", "yr": "years", "yrs": "years"}
+)
+
+// readMagnitudes writes out the shorthand numbers chat uses, so that a
+// question reads as it would spelled out. A thousands suffix becomes the
+// number ("earn more than 100k" → "earn more than 100000"): split as
+// identifiers are, "100k" is the number 100 and a one-letter word "k", and
+// both mislead (100 matches sampled values such as a score out of 100, and
+// "k" is a content word that names nothing, so the question's real words
+// count for less). A duration gets its unit word ("the last 24h" → "the
+// last 24 hours"), which relativeTime then reads as a filter on a date
+// column instead of a stray word "h". Only k is read as a magnitude: "m" is
+// as often metres as millions. No Spider or Spider-Syn question, training
+// or dev, has either form.
 func readMagnitudes(text string) string {
-	if !strings.ContainsAny(text, "kK") {
-		return text
+	if strings.ContainsAny(text, "kK") {
+		text = thousands.ReplaceAllStringFunc(text, func(m string) string {
+			sub := thousands.FindStringSubmatch(m)
+			v, err := strconv.ParseFloat(sub[2], 64)
+			if err != nil {
+				return m
+			}
+			return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
+		})
 	}
-	return thousands.ReplaceAllStringFunc(text, func(m string) string {
-		sub := thousands.FindStringSubmatch(m)
-		v, err := strconv.ParseFloat(sub[2], 64)
-		if err != nil {
-			return m
-		}
-		return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
+	return durations.ReplaceAllStringFunc(text, func(m string) string {
+		sub := durations.FindStringSubmatch(m)
+		return sub[1] + sub[2] + " " + durationUnits[sub[3]]
 	})
 }
 

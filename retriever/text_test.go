@@ -6,8 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A thousands suffix is read as the number it abbreviates; a metre, a
-// kilogram or a k inside a word or a dotted version stays as written.
+// A thousands suffix is read as the number it abbreviates and a duration
+// gets its unit word; metres, kilograms, decades, ordinals and letters
+// inside a word or a dotted version stay as written.
 func TestReadMagnitudes(t *testing.T) {
 	for in, want := range map[string]string{
 		"which employees earn more than 100k?": "which employees earn more than 100000?",
@@ -19,6 +20,11 @@ func TestReadMagnitudes(t *testing.T) {
 		"k2 and 3.5.2k":                        "k2 and 3.5.2k",
 		"rank 12k3":                            "rank 12k3",
 		"ask about keys":                       "ask about keys",
+		"tickets opened in the last 24h":       "tickets opened in the last 24 hours",
+		"past 30d, 2wks or 3mos, 1yr":          "past 30 days, 2 weeks or 3 months, 1 years",
+		"3D printers, 2d arrays and 1990s":     "3D printers, 2 days arrays and 1990s",
+		"the 200m and 4x100m relay, 5min":      "the 200m and 4x100m relay, 5min",
+		"3rd 4th 2hx h24 24hours":              "3rd 4th 2hx h24 24hours",
 	} {
 		require.Equal(t, want, readMagnitudes(in), in)
 	}
