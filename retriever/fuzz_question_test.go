@@ -7,21 +7,24 @@ import (
 )
 
 // FuzzQuestionAnalysis feeds any question text a client sends through the
-// analysis every retrieval runs before it touches the catalog: the word
-// split, relative time, the vocabulary's expansions (lemmas, segmentation,
-// abbreviation guesses), the attribute and owner pairs of expansion, and
-// coverage with nothing selected. None may panic.
+// analysis every retrieval runs before it touches the catalog: shorthand
+// numbers (readMagnitudes), the word split, relative time, the
+// vocabulary's expansions (lemmas, segmentation, abbreviation guesses),
+// the attribute and owner pairs of expansion, and coverage with nothing
+// selected. None may panic.
 func FuzzQuestionAnalysis(f *testing.F) {
 	for _, s := range []string{
 		"Which customers opened the most support tickets about late deliveries?",
 		"Good morning! Are you there?", "<script>alert('xss')</script>", "'; DROP TABLE users; --",
 		"¿Cuántos clientes tenemos? 😀", "\xff\xfe custCntry qty_2024 HTTPServer", "the names of all the customers's orders",
 		"list customers with their orders and their", "last 3 months per week", "", "???", "a's b's of of the",
+		"earn more than 100k in the last 24h", "1e999k 99999999999999999999999999999999999k .5k 3.5.2k",
 	} {
 		f.Add(s)
 	}
 	lx := vocab.Default()
 	f.Fuzz(func(t *testing.T, s string) {
+		s = readMagnitudes(s)
 		q := newQuery(s, nil, nil)
 		q.setExpansions(lx, 0.5)
 		_ = attributePairs(q)
