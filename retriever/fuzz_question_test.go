@@ -18,12 +18,15 @@ func FuzzQuestionAnalysis(f *testing.F) {
 		"Good morning! Are you there?", "<script>alert('xss')</script>", "'; DROP TABLE users; --",
 		"¿Cuántos clientes tenemos? 😀", "\xff\xfe custCntry qty_2024 HTTPServer", "the names of all the customers's orders",
 		"list customers with their orders and their", "last 3 months per week", "", "???", "a's b's of of the",
-		"earn more than 100k in the last 24h", "1e999k 99999999999999999999999999999999999k .5k 3.5.2k",
+		"earn more than 100k in the last 24h", "'X 100K' \"30d 'a' 24h", "1e999k 99999999999999999999999999999999999k .5k 3.5.2k",
 	} {
 		f.Add(s)
 	}
 	lx := vocab.Default()
 	f.Fuzz(func(t *testing.T, s string) {
+		if got := outsideQuotes(s, func(x string) string { return x }); got != s {
+			t.Fatalf("outsideQuotes lost text: %q -> %q", s, got)
+		}
 		s = readMagnitudes(s)
 		q := newQuery(s, nil, nil)
 		q.setExpansions(lx, 0.5)

@@ -120,20 +120,54 @@ var (
 // as often metres as millions. No Spider or Spider-Syn question, training
 // or dev, has either form.
 func readMagnitudes(text string) string {
-	if strings.ContainsAny(text, "kK") {
-		text = thousands.ReplaceAllStringFunc(text, func(m string) string {
-			sub := thousands.FindStringSubmatch(m)
-			v, err := strconv.ParseFloat(sub[2], 64)
-			if err != nil {
-				return m
-			}
-			return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
-		})
+	if !strings.ContainsFunc(text, unicode.IsDigit) {
+		return text
 	}
-	return durations.ReplaceAllStringFunc(text, func(m string) string {
-		sub := durations.FindStringSubmatch(m)
-		return sub[1] + sub[2] + " " + durationUnits[sub[3]]
+	return outsideQuotes(text, func(seg string) string {
+		if strings.ContainsAny(seg, "kK") {
+			seg = thousands.ReplaceAllStringFunc(seg, func(m string) string {
+				sub := thousands.FindStringSubmatch(m)
+				v, err := strconv.ParseFloat(sub[2], 64)
+				if err != nil {
+					return m
+				}
+				return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
+			})
+		}
+		return durations.ReplaceAllStringFunc(seg, func(m string) string {
+			sub := durations.FindStringSubmatch(m)
+			return sub[1] + sub[2] + " " + durationUnits[sub[3]]
+		})
 	})
+}
+
+// outsideQuotes applies fn to the parts of text outside quotes and keeps
+// quoted parts as written: a quoted value ("the model 'X 100K'") is the
+// literal the question means. Quotes are found as splitClauses finds
+// them; an apostrophe inside a word ("customer's") opens none.
+func outsideQuotes(text string, fn func(string) string) string {
+	var b strings.Builder
+	start := 0
+	var quote rune
+	prev := rune(0)
+	for i, r := range text {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+				b.WriteString(text[start : i+1])
+				start = i + 1
+			}
+		case r == '"' || r == '\'' && !unicode.IsLetter(prev):
+			b.WriteString(fn(text[start:i]))
+			quote, start = r, i
+		}
+		prev = r
+	}
+	// What is left is unquoted, or after a quote never closed, which
+	// quotes nothing: a stray quote must not hide the rest of a question.
+	b.WriteString(fn(text[start:]))
+	return b.String()
 }
 
 // isNumber reports whether w is all digits.

@@ -7,8 +7,8 @@ import (
 )
 
 // A thousands suffix is read as the number it abbreviates and a duration
-// gets its unit word; metres, kilograms, decades, ordinals and letters
-// inside a word or a dotted version stay as written.
+// gets its unit word; metres, kilograms, decades, ordinals, letters
+// inside a word or a dotted version, and quoted values stay as written.
 func TestReadMagnitudes(t *testing.T) {
 	for in, want := range map[string]string{
 		"which employees earn more than 100k?": "which employees earn more than 100000?",
@@ -25,6 +25,10 @@ func TestReadMagnitudes(t *testing.T) {
 		"3D printers, 2d arrays and 1990s":     "3D printers, 2 days arrays and 1990s",
 		"the 200m and 4x100m relay, 5min":      "the 200m and 4x100m relay, 5min",
 		"3rd 4th 2hx h24 24hours":              "3rd 4th 2hx h24 24hours",
+		"the model 'X 100K' sold 2k":           "the model 'X 100K' sold 2000",
+		`orders of "Plan 30d" in the last 30d`: `orders of "Plan 30d" in the last 30 days`,
+		"the students' grades in the last 30d": "the students' grades in the last 30 days",
+		"an unclosed 'quote, 5k":               "an unclosed 'quote, 5000",
 	} {
 		require.Equal(t, want, readMagnitudes(in), in)
 	}
