@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atriumdb/atrium/retriever/vocab"
 	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
 )
 
 // A question no table answers gets an empty chosen set, still listing the
