@@ -105,15 +105,9 @@ func splitClauses(q string) []string {
 	prev := rune(0)
 	for i := 0; i < len(q); {
 		r, size := utf8.DecodeRuneInString(q[i:])
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '"' || r == '\'' && !unicode.IsLetter(prev):
-			// An apostrophe inside a word ("you're") opens no quote.
-			quote = r
-		case strings.ContainsRune(",.!?;:", r):
+		was := quote
+		quote = nextQuote(quote, r, prev)
+		if was == 0 && quote == 0 && strings.ContainsRune(",.!?;:", r) {
 			end := i + size
 			for end < len(q) && strings.IndexByte(",.!?;: ", q[end]) >= 0 {
 				end++

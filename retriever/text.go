@@ -143,24 +143,22 @@ func readMagnitudes(text string) string {
 
 // outsideQuotes applies fn to the parts of text outside quotes and keeps
 // quoted parts as written: a quoted value ("the model 'X 100K'") is the
-// literal the question means. Quotes are found as splitClauses finds
-// them; an apostrophe inside a word ("customer's") opens none.
+// literal the question means.
 func outsideQuotes(text string, fn func(string) string) string {
 	var b strings.Builder
 	start := 0
 	var quote rune
 	prev := rune(0)
 	for i, r := range text {
+		was := quote
+		quote = nextQuote(quote, r, prev)
 		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-				b.WriteString(text[start : i+1])
-				start = i + 1
-			}
-		case r == '"' || r == '\'' && !unicode.IsLetter(prev):
+		case was == 0 && quote != 0:
 			b.WriteString(fn(text[start:i]))
-			quote, start = r, i
+			start = i
+		case was != 0 && quote == 0:
+			b.WriteString(text[start : i+1])
+			start = i + 1
 		}
 		prev = r
 	}
@@ -168,6 +166,23 @@ func outsideQuotes(text string, fn func(string) string) string {
 	// quotes nothing: a stray quote must not hide the rest of a question.
 	b.WriteString(fn(text[start:]))
 	return b.String()
+}
+
+// nextQuote is the quote state after rune r of a question (prev the rune
+// before it; 0 outside quotes): " opens a quote, and so does ' unless it
+// follows a letter (an apostrophe inside a word, "you're", "customers'",
+// opens none); the same character closes it.
+func nextQuote(quote, r, prev rune) rune {
+	switch {
+	case quote != 0:
+		if r == quote {
+			return 0
+		}
+		return quote
+	case r == '"' || r == '\'' && !unicode.IsLetter(prev):
+		return r
+	}
+	return 0
 }
 
 // isNumber reports whether w is all digits.
