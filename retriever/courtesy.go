@@ -29,7 +29,8 @@ var courtesyPhrases = func() []courtesyPhrase {
 		{true, false, `hello|hi|hey|hiya|howdy|greetings|hello there|hi there|hey there|
 			good morning|good afternoon|good evening|good day|morning|evening|
 			ok|okay|alright|all right|excuse me|pardon me|dear atrium|
-			how are you|how are you today|how are you doing|how is it going|
+			how are you|how are you today|how are you doing|how is it going|how's it going|
+			how is everything|how's everything|what's up|
 			hope you are well|i hope you are well|hope you're well|i hope you're well`},
 		{false, true, `bye|goodbye|see you|cheers|good night`},
 		{true, true, `thanks|thank you|thank you very much|thanks a lot|many thanks|thanks again|

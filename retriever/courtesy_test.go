@@ -12,6 +12,8 @@ func TestStripCourtesy(t *testing.T) {
 		{"Good morning! Are you there?", ""},
 		{"Hello, how are you today?", ""},
 		{"Hi there!", ""},
+		{"How's it going?", ""},
+		{"Hey, what's up? How many orders shipped late?", "How many orders shipped late?"},
 		{"thanks", ""},
 		{"Thank you very much.", ""},
 		{"Nice to meet you, bye.", ""},
