@@ -273,6 +273,34 @@ func TestSampleShorthandNumbers(t *testing.T) {
 	}
 }
 
+// TestSampleEmailAddress: an e-mail address is one value. Split into
+// words, a customer's address matched employees and suppliers by first
+// name and never the address itself (the value index holds it as one
+// lexeme): "How many orders has <address> placed?" chose 8 tables, hr's
+// among them, and "When did <address> sign up?" abstained. Now the
+// address is the word "email" and a value found whole.
+func TestSampleEmailAddress(t *testing.T) {
+	ctx, r, pool := sampleRetriever(t)
+	sampled := func(table string) string {
+		var email string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT min(v.value) FROM atrium.value_index v
+			JOIN atrium.tables t ON t.id = v.table_id
+			WHERE t.schema_name || '.' || t.table_name = $1 AND v.column_name = 'email'`, table).Scan(&email))
+		return email
+	}
+	customer := sampled("shop.customers")
+	got := chosenFor(ctx, t, r, "How many orders has "+customer+" placed?")
+	require.Contains(t, got, "shop.customers")
+	require.Contains(t, got, "shop.orders")
+	for _, name := range got {
+		require.False(t, strings.HasPrefix(name, "hr."), "nothing from hr: %v", got)
+	}
+	require.Equal(t, []string{"shop.customers"}, chosenFor(ctx, t, r, "When did "+customer+" sign up?"))
+	got = chosenFor(ctx, t, r, "What is the salary of "+sampled("hr.employees")+"?")
+	require.Contains(t, got, "hr.salaries")
+	require.NotContains(t, got, "shop.customers")
+}
+
 // TestSamplePassingValueMention: "buyers" is one word of the course title
 // "Negotiation Skills for Buyers"; that passing mention chose
 // hr.training_courses for a question about customers' spending, and

@@ -22,8 +22,11 @@ type Query struct {
 	// terms are the words the lexical and value searches look for: every
 	// word but those of relative time expressions (see relativeTime).
 	terms []string
-	words map[string]bool
-	g     *graph
+	// literals are the addresses the question holds (addressLiterals):
+	// the value search asks for each whole.
+	literals []string
+	words    map[string]bool
+	g        *graph
 	// exp maps a content word's stem to the stems the vocabulary expands
 	// it to, with their weights (below 1); see setExpansions.
 	exp map[string]map[string]float64
@@ -107,7 +110,14 @@ func (q *Query) expMatch(s string, exact map[string]bool, schemaExp map[string]f
 // NewQuery analyses a question. g may be nil (no join features).
 func newQuery(text string, emb []float32, g *graph) *Query {
 	q := &Query{Text: text, Embedding: emb, g: g}
+	// An address is one value, found whole by the value search; its
+	// fragments ("amir", "bakker", "710", "webpost", "example") are no
+	// words of the question (see addressLiterals).
+	q.literals = addressLiterals(text)
 	words := ident.Split(text)
+	if len(q.literals) > 0 {
+		words = ident.Split(withoutAddresses(text))
+	}
 	skip := relativeTime(words)
 	q.all = analyzeWords(words, false, nil)
 	q.content = analyzeWords(words, true, skip)
@@ -265,10 +275,21 @@ func markedWords(text string) map[string]bool {
 // no sign the question means that row; of the 2,733 Spider training
 // literals a question mentions, 4 share less than half their words with
 // it, and 3 of those are quoted or capitalised.
+//
+// An address the question holds (addressLiterals) is one value: a sampled
+// value that is the address is a full match, and its words are no evidence
+// for anything else. "tickets from amir.bakker710@webpost.example" names
+// that customer's e-mail, not every employee called Amir.
 func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	kept := c.Values[:0]
 	c.valFull, c.valPart = 0, 0
 	for _, v := range c.Values {
+		if slices.Contains(q.literals, strings.ToLower(v.Value)) {
+			v.Match = 1
+			kept = append(kept, v)
+			c.valFull, c.valPart = 1, 1
+			continue
+		}
 		ws := ident.Split(v.Value)
 		m := matchValue(q, ws)
 		informative, marked := false, false

@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/atriumdb/atrium/retriever/vocab"
@@ -8,7 +9,8 @@ import (
 
 // FuzzQuestionAnalysis feeds any question text a client sends through the
 // analysis every retrieval runs before it touches the catalog: shorthand
-// numbers (readMagnitudes), the word split, relative time, the
+// numbers (readMagnitudes), addresses (each must be safe inside tsquery
+// quotes), the word split, relative time, the
 // vocabulary's expansions (lemmas, segmentation, abbreviation guesses),
 // the attribute and owner pairs of expansion, and coverage with nothing
 // selected. None may panic.
@@ -19,6 +21,7 @@ func FuzzQuestionAnalysis(f *testing.F) {
 		"¿Cuántos clientes tenemos? 😀", "\xff\xfe custCntry qty_2024 HTTPServer", "the names of all the customers's orders",
 		"list customers with their orders and their", "last 3 months per week", "", "???", "a's b's of of the",
 		"earn more than 100k in the last 24h", "'X 100K' \"30d 'a' 24h", "1e999k 99999999999999999999999999999999999k .5k 3.5.2k",
+		"mail 100k@example.com, (https://a.b.org/p?q=1). \"x@y.co\" e.g. 3.5 o'b@x.com",
 	} {
 		f.Add(s)
 	}
@@ -27,7 +30,15 @@ func FuzzQuestionAnalysis(f *testing.F) {
 		if got := outsideQuotes(s, func(x string) string { return x }); got != s {
 			t.Fatalf("outsideQuotes lost text: %q -> %q", s, got)
 		}
+		if got := outsideAddresses(s, func(x string) string { return x }); got != s {
+			t.Fatalf("outsideAddresses lost text: %q -> %q", s, got)
+		}
 		s = readMagnitudes(s)
+		for _, lit := range addressLiterals(s) {
+			if lit == "" || len(lit) > maxLiteral || strings.ContainsAny(lit, `'\ `) || !strings.Contains(strings.ToLower(s), lit) {
+				t.Fatalf("address %q of %q", lit, s)
+			}
+		}
 		q := newQuery(s, nil, nil)
 		q.setExpansions(lx, 0.5)
 		_ = attributePairs(q)

@@ -2,6 +2,7 @@ package retriever
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -124,21 +125,130 @@ func readMagnitudes(text string) string {
 		return text
 	}
 	return outsideQuotes(text, func(seg string) string {
-		if strings.ContainsAny(seg, "kK") {
-			seg = thousands.ReplaceAllStringFunc(seg, func(m string) string {
-				sub := thousands.FindStringSubmatch(m)
-				v, err := strconv.ParseFloat(sub[2], 64)
-				if err != nil {
-					return m
-				}
-				return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
-			})
-		}
-		return durations.ReplaceAllStringFunc(seg, func(m string) string {
-			sub := durations.FindStringSubmatch(m)
-			return sub[1] + sub[2] + " " + durationUnits[sub[3]]
-		})
+		return outsideAddresses(seg, readMagnitudesIn)
 	})
+}
+
+// readMagnitudesIn is readMagnitudes on text with no quote or address.
+func readMagnitudesIn(seg string) string {
+	if strings.ContainsAny(seg, "kK") {
+		seg = thousands.ReplaceAllStringFunc(seg, func(m string) string {
+			sub := thousands.FindStringSubmatch(m)
+			v, err := strconv.ParseFloat(sub[2], 64)
+			if err != nil {
+				return m
+			}
+			return sub[1] + strconv.FormatFloat(v*1000, 'f', -1, 64)
+		})
+	}
+	return durations.ReplaceAllStringFunc(seg, func(m string) string {
+		sub := durations.FindStringSubmatch(m)
+		return sub[1] + sub[2] + " " + durationUnits[sub[3]]
+	})
+}
+
+// An e-mail address, a URL or a host name in a question is a value the
+// user pasted ("tickets from jonas.fernandez2@example.com"). PostgreSQL's
+// text-search parser keeps each as one lexeme (ts_debug: email, url, host),
+// so the value index holds a sampled address whole, and the question's
+// words, split as identifiers are, can never match it. The value search
+// asks for these tokens as the parser reads them (see addressLiterals).
+// The patterns admit only characters the parser keeps inside such a token,
+// so a literal never needs escaping inside tsquery quotes; an address with
+// others (a quoted local part, an "&" in a query string) is left to the
+// word search, as before. A host needs a last label of two letters or
+// more, so "e.g." and "3.5" are not hosts.
+var (
+	emailAddress = regexp.MustCompile(`^[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$`)
+	webAddress   = regexp.MustCompile(`^(?:[Hh][Tt][Tt][Pp][Ss]?://)?(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?::[0-9]+)?(?:/[A-Za-z0-9._~/?#=%+-]*)?$`)
+)
+
+// maxLiteral is the longest address looked up: the catalog truncates a
+// sampled value to 200 characters (catalog/sample.go).
+const maxLiteral = 200
+
+// addressSpans returns the byte ranges of the addresses in text: each a
+// whitespace-separated token with its surrounding quotes and brackets, and
+// a sentence's closing punctuation, trimmed off.
+func addressSpans(text string) [][2]int {
+	var out [][2]int
+	i := 0
+	for i < len(text) {
+		for i < len(text) && isSpaceByte(text[i]) {
+			i++
+		}
+		start := i
+		for i < len(text) && !isSpaceByte(text[i]) {
+			i++
+		}
+		lo, hi := start, i
+		for lo < hi && strings.IndexByte("\"'([<", text[lo]) >= 0 {
+			lo++
+		}
+		for hi > lo && strings.IndexByte("\"')]>.,;:!?", text[hi-1]) >= 0 {
+			hi--
+		}
+		tok := text[lo:hi]
+		if tok == "" || len(tok) > maxLiteral || !strings.ContainsRune(tok, '.') {
+			continue
+		}
+		if emailAddress.MatchString(tok) || webAddress.MatchString(tok) {
+			out = append(out, [2]int{lo, hi})
+		}
+	}
+	return out
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// addressLiterals returns the addresses in text, each once, lower-cased as
+// the simple configuration stores them.
+func addressLiterals(text string) []string {
+	var out []string
+	for _, sp := range addressSpans(text) {
+		if lit := strings.ToLower(text[sp[0]:sp[1]]); !slices.Contains(out, lit) {
+			out = append(out, lit)
+		}
+	}
+	return out
+}
+
+// withoutAddresses is text with each e-mail address replaced by the word
+// "email", what a query filters on to find it.
+func withoutAddresses(text string) string {
+	var b strings.Builder
+	start := 0
+	for _, sp := range addressSpans(text) {
+		if !strings.ContainsRune(text[sp[0]:sp[1]], '@') {
+			continue
+		}
+		b.WriteString(text[start:sp[0]])
+		b.WriteString(" email ")
+		start = sp[1]
+	}
+	b.WriteString(text[start:])
+	return b.String()
+}
+
+// outsideAddresses applies fn to the parts of text that are no address and
+// keeps the addresses as written: "100k@example.com" is a mailbox, not a
+// number.
+func outsideAddresses(text string, fn func(string) string) string {
+	spans := addressSpans(text)
+	if len(spans) == 0 {
+		return fn(text)
+	}
+	var b strings.Builder
+	start := 0
+	for _, sp := range spans {
+		b.WriteString(fn(text[start:sp[0]]))
+		b.WriteString(text[sp[0]:sp[1]])
+		start = sp[1]
+	}
+	b.WriteString(fn(text[start:]))
+	return b.String()
 }
 
 // outsideQuotes applies fn to the parts of text outside quotes and keeps
