@@ -110,13 +110,13 @@ func (q *Query) expMatch(s string, exact map[string]bool, schemaExp map[string]f
 // NewQuery analyses a question. g may be nil (no join features).
 func newQuery(text string, emb []float32, g *graph) *Query {
 	q := &Query{Text: text, Embedding: emb, g: g}
-	// An address is one value, found whole by the value search; its
-	// fragments ("amir", "bakker", "710", "webpost", "example") are no
-	// words of the question (see addressLiterals).
+	// An address is one value, found whole by the value search, and an
+	// e-mail address's fragments ("amir", "bakker", "710", "webpost",
+	// "example") are no words of the question (see emailsAsWord).
 	q.literals = addressLiterals(text)
 	words := ident.Split(text)
 	if len(q.literals) > 0 {
-		words = ident.Split(withoutAddresses(text))
+		words = ident.Split(emailsAsWord(text))
 	}
 	skip := relativeTime(words)
 	q.all = analyzeWords(words, false, nil)

@@ -215,9 +215,10 @@ func addressLiterals(text string) []string {
 	return out
 }
 
-// withoutAddresses is text with each e-mail address replaced by the word
-// "email", what a query filters on to find it.
-func withoutAddresses(text string) string {
+// emailsAsWord is text with each e-mail address replaced by the word
+// "email", what a query filters on to find it. URLs and hosts stay: a
+// host name may be a word of the question ("St.Louis", "node.js").
+func emailsAsWord(text string) string {
 	var b strings.Builder
 	start := 0
 	for _, sp := range addressSpans(text) {
