@@ -4,17 +4,18 @@
 # (ren: fold_rename OUTDIR ren -), each fold scored by its shipped ensemble
 # OUTDIR/z_K.json, pooled over the seven folds. One binary per call, so a
 # control and a candidate are two calls (step 59's falseabs.txt is the same
-# measurement).
+# measurement). BINARY may hold %k for each fold's own binary (strict.sh's
+# DIR/strict-%k, step 67); PREFIXES picks the sets (default "ho ren").
 #
 #   bash docs/experiments/issue10-step63/falseabs.sh OUTDIR BINARY LABEL
 set -eu
 fx=$1 bin=$2 label=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for pre in ho ren; do
+for pre in ${PREFIXES:-ho ren}; do
   for s in sp syn; do
     for k in 0 1 2 3 4 5 6; do
-      "$bin" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "$fx/z_$k.json" --json "$tmp/${pre}_${s}_$k.json" >/dev/null 2>&1
+      "${bin//%k/$k}" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "$fx/z_$k.json" --json "$tmp/${pre}_${s}_$k.json" >/dev/null 2>&1
     done
     python3 - "$tmp" "$pre" "$s" "$label" <<'PY'
 import json, sys
