@@ -2,6 +2,7 @@ package retriever
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -299,6 +300,32 @@ func TestSampleEmailAddress(t *testing.T) {
 	got = chosenFor(ctx, t, r, "What is the salary of "+sampled("hr.employees")+"?")
 	require.Contains(t, got, "hr.salaries")
 	require.NotContains(t, got, "shop.customers")
+}
+
+// TestSampleCodeLiteral: a tracking number or a supplier's SKU is found
+// whole in the value index. Split into words with numbers left out of the
+// value search, "COL0000095028" matched no value and "S1-000078" only
+// the word "s".
+func TestSampleCodeLiteral(t *testing.T) {
+	ctx, r, pool := sampleRetriever(t)
+	for _, c := range []struct{ table, column, question string }{
+		{"shop.shipments", "tracking_number", "Where is shipment %s?"},
+		{"shop.product_suppliers", "supplier_sku", "Which supplier has SKU %s?"},
+	} {
+		var v string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT min(v.value) FROM atrium.value_index v
+			JOIN atrium.tables t ON t.id = v.table_id
+			WHERE t.schema_name || '.' || t.table_name = $1 AND v.column_name = $2`, c.table, c.column).Scan(&v))
+		res, err := r.Retrieve(ctx, fmt.Sprintf(c.question, v))
+		require.NoError(t, err)
+		var hit []ValueHit
+		for _, tr := range res.Chosen() {
+			if tr.Table.QualifiedName() == c.table {
+				hit = tr.Values
+			}
+		}
+		require.Contains(t, hit, ValueHit{Column: c.column, Value: v, Match: 1}, "%s: %v", c.question, chosenNames(res))
+	}
 }
 
 // TestSamplePassingValueMention: "buyers" is one word of the course title

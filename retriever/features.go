@@ -22,8 +22,8 @@ type Query struct {
 	// terms are the words the lexical and value searches look for: every
 	// word but those of relative time expressions (see relativeTime).
 	terms []string
-	// literals are the addresses the question holds (addressLiterals):
-	// the value search asks for each whole.
+	// literals are the addresses and codes the question holds
+	// (valueLiterals): the value search asks for each whole.
 	literals []string
 	words    map[string]bool
 	g        *graph
@@ -110,10 +110,11 @@ func (q *Query) expMatch(s string, exact map[string]bool, schemaExp map[string]f
 // NewQuery analyses a question. g may be nil (no join features).
 func newQuery(text string, emb []float32, g *graph) *Query {
 	q := &Query{Text: text, Embedding: emb, g: g}
-	// An address is one value, found whole by the value search, and an
-	// e-mail address's fragments ("amir", "bakker", "710", "webpost",
-	// "example") are no words of the question (see emailsAsWord).
-	q.literals = addressLiterals(text)
+	// An address or a code is one value, found whole by the value search,
+	// and an e-mail address's fragments ("amir", "bakker", "710",
+	// "webpost", "example") are no words of the question (see
+	// emailsAsWord).
+	q.literals = valueLiterals(text)
 	words := ident.Split(text)
 	if len(q.literals) > 0 {
 		words = ident.Split(emailsAsWord(text))
@@ -276,9 +277,9 @@ func markedWords(text string) map[string]bool {
 // literals a question mentions, 4 share less than half their words with
 // it, and 3 of those are quoted or capitalised.
 //
-// An address the question holds (addressLiterals) is one value: a sampled
-// value that is the address is a full match, and its words are no evidence
-// for anything else. "tickets from amir.bakker710@webpost.example" names
+// An address or code the question holds (valueLiterals) is one value: a
+// sampled value that is the literal is a full match, and an e-mail
+// address's words are no evidence for anything else. "tickets from amir.bakker710@webpost.example" names
 // that customer's e-mail, not every employee called Amir.
 func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	kept := c.Values[:0]

@@ -9,8 +9,8 @@ import (
 
 // FuzzQuestionAnalysis feeds any question text a client sends through the
 // analysis every retrieval runs before it touches the catalog: shorthand
-// numbers (readMagnitudes), addresses (each must be safe inside tsquery
-// quotes), the word split, relative time, the
+// numbers (readMagnitudes), addresses and codes (each must be safe inside
+// tsquery quotes), the word split, relative time, the
 // vocabulary's expansions (lemmas, segmentation, abbreviation guesses),
 // the attribute and owner pairs of expansion, and coverage with nothing
 // selected. None may panic.
@@ -22,6 +22,7 @@ func FuzzQuestionAnalysis(f *testing.F) {
 		"list customers with their orders and their", "last 3 months per week", "", "???", "a's b's of of the",
 		"earn more than 100k in the last 24h", "'X 100K' \"30d 'a' 24h", "1e999k 99999999999999999999999999999999999k .5k 3.5.2k",
 		"mail 100k@example.com, (https://a.b.org/p?q=1). \"x@y.co\" e.g. 3.5 o'b@x.com",
+		"SKU S1-000078, COL0000095028 #1042 tkt_1042#2 a--1 2024-05-03 08/30/2015",
 	} {
 		f.Add(s)
 	}
@@ -34,7 +35,7 @@ func FuzzQuestionAnalysis(f *testing.F) {
 			t.Fatalf("outsideAddresses lost text: %q -> %q", s, got)
 		}
 		s = readMagnitudes(s)
-		for _, lit := range addressLiterals(s) {
+		for _, lit := range valueLiterals(s) {
 			if lit == "" || len(lit) > maxLiteral || strings.ContainsAny(lit, `'\ `) || !strings.Contains(strings.ToLower(s), lit) {
 				t.Fatalf("address %q of %q", lit, s)
 			}

@@ -141,9 +141,10 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		extraIDs = append(append([]int64(nil), extraIDs...), p.index.top(scores, p.perList)...)
 		lexQuery, matchQuery = "", ""
 	}
-	// An address is looked up whole, quoted so that to_tsquery parses it
-	// as to_tsvector parsed the sampled value (addressLiterals admits no
-	// quote or backslash). It is rare by nature: no frequency check.
+	// An address or code is looked up whole, quoted so that to_tsquery
+	// parses it as to_tsvector parsed the sampled value (valueLiterals
+	// admits no quote or backslash). It is rare by nature: no frequency
+	// check.
 	for _, lit := range q.literals {
 		valKept = append(valKept, "'"+lit+"'")
 	}

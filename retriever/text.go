@@ -148,29 +148,48 @@ func readMagnitudesIn(seg string) string {
 }
 
 // An e-mail address, a URL or a host name in a question is a value the
-// user pasted ("tickets from jonas.fernandez2@example.com"). PostgreSQL's
-// text-search parser keeps each as one lexeme (ts_debug: email, url, host),
-// so the value index holds a sampled address whole, and the question's
-// words, split as identifiers are, can never match it. The value search
-// asks for these tokens as the parser reads them (see addressLiterals).
-// The patterns admit only characters the parser keeps inside such a token,
-// so a literal never needs escaping inside tsquery quotes; an address with
-// others (a quoted local part, an "&" in a query string) is left to the
-// word search, as before. A host needs a last label of two letters or
-// more, so "e.g." and "3.5" are not hosts.
+// user pasted ("tickets from jonas.fernandez2@example.com"), and so is a
+// code: an order or tracking number, a SKU, a course code ("COL0000095028",
+// "S1-000078", "ACCT-211"). PostgreSQL's text-search parser keeps an
+// address as one lexeme (ts_debug: email, url, host) and a code as one or
+// a few (numword, and signed ints: s1, -000078), so the value index holds
+// them as the parser read them, and the question's words, split as
+// identifiers are and with numbers left out of the value search, can never
+// match them. The value search asks for these tokens as the parser reads
+// them (see valueLiterals). The patterns admit only letters, digits and
+// the separators such a token has, so a literal never needs escaping
+// inside tsquery quotes; anything else is left to the word search, as
+// before. A host needs a last label of two letters or more, so "e.g." and
+// "3.5" are not hosts; a code needs a digit and a letter or a dash, slash,
+// underscore or hash, so a plain number is none. Of the 84 Spider training
+// questions with such a code, 58 filter on it as a string literal (the
+// rest are mostly ordinals and sizes: "5th", "180cm"); no dev question has
+// one.
 var (
 	emailAddress = regexp.MustCompile(`^[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$`)
 	webAddress   = regexp.MustCompile(`^(?:[Hh][Tt][Tt][Pp][Ss]?://)?(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?::[0-9]+)?(?:/[A-Za-z0-9._~/?#=%+-]*)?$`)
+	code         = regexp.MustCompile(`^[A-Za-z0-9]+(?:[-_/#][A-Za-z0-9]+)*$`)
 )
 
-// maxLiteral is the longest address looked up: the catalog truncates a
+// maxLiteral is the longest literal looked up: the catalog truncates a
 // sampled value to 200 characters (catalog/sample.go).
 const maxLiteral = 200
 
-// addressSpans returns the byte ranges of the addresses in text: each a
-// whitespace-separated token with its surrounding quotes and brackets, and
-// a sentence's closing punctuation, trimmed off.
-func addressSpans(text string) [][2]int {
+// isAddress reports whether tok is an e-mail address, a URL or a host name.
+func isAddress(tok string) bool {
+	return strings.ContainsRune(tok, '.') && (emailAddress.MatchString(tok) || webAddress.MatchString(tok))
+}
+
+// isCode reports whether tok is a code (see code).
+func isCode(tok string) bool {
+	return len(tok) >= 3 && strings.ContainsFunc(tok, unicode.IsDigit) &&
+		(strings.ContainsFunc(tok, unicode.IsLetter) || strings.ContainsAny(tok, "-_/#")) && code.MatchString(tok)
+}
+
+// tokenSpans returns the byte ranges of the tokens of text that keep
+// reports true for: each a whitespace-separated token with its surrounding
+// quotes and brackets, and a sentence's closing punctuation, trimmed off.
+func tokenSpans(text string, keep func(tok string) bool) [][2]int {
 	var out [][2]int
 	i := 0
 	for i < len(text) {
@@ -188,11 +207,7 @@ func addressSpans(text string) [][2]int {
 		for hi > lo && strings.IndexByte("\"')]>.,;:!?", text[hi-1]) >= 0 {
 			hi--
 		}
-		tok := text[lo:hi]
-		if tok == "" || len(tok) > maxLiteral || !strings.ContainsRune(tok, '.') {
-			continue
-		}
-		if emailAddress.MatchString(tok) || webAddress.MatchString(tok) {
+		if tok := text[lo:hi]; tok != "" && len(tok) <= maxLiteral && keep(tok) {
 			out = append(out, [2]int{lo, hi})
 		}
 	}
@@ -203,11 +218,11 @@ func isSpaceByte(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
-// addressLiterals returns the addresses in text, each once, lower-cased as
-// the simple configuration stores them.
-func addressLiterals(text string) []string {
+// valueLiterals returns the addresses and codes in text, each once,
+// lower-cased as the simple configuration stores them.
+func valueLiterals(text string) []string {
 	var out []string
-	for _, sp := range addressSpans(text) {
+	for _, sp := range tokenSpans(text, func(tok string) bool { return isAddress(tok) || isCode(tok) }) {
 		if lit := strings.ToLower(text[sp[0]:sp[1]]); !slices.Contains(out, lit) {
 			out = append(out, lit)
 		}
@@ -221,7 +236,7 @@ func addressLiterals(text string) []string {
 func emailsAsWord(text string) string {
 	var b strings.Builder
 	start := 0
-	for _, sp := range addressSpans(text) {
+	for _, sp := range tokenSpans(text, isAddress) {
 		if !strings.ContainsRune(text[sp[0]:sp[1]], '@') {
 			continue
 		}
@@ -237,7 +252,7 @@ func emailsAsWord(text string) string {
 // keeps the addresses as written: "100k@example.com" is a mailbox, not a
 // number.
 func outsideAddresses(text string, fn func(string) string) string {
-	spans := addressSpans(text)
+	spans := tokenSpans(text, isAddress)
 	if len(spans) == 0 {
 		return fn(text)
 	}

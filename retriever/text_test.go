@@ -25,10 +25,29 @@ func TestAddressLiterals(t *testing.T) {
 		"https://example.com/?a=1&b=2":                 nil,
 		"a name with no dots and an email word, email": nil,
 	} {
-		require.Equal(t, want, addressLiterals(in), in)
+		require.Equal(t, want, valueLiterals(in), in)
 	}
 	long := strings.Repeat("a", maxLiteral) + "@example.com"
-	require.Nil(t, addressLiterals("mail "+long), "longer than a sampled value")
+	require.Nil(t, valueLiterals("mail "+long), "longer than a sampled value")
+}
+
+// A code (an order or tracking number, a SKU, a course code) is looked up
+// whole too: it has a digit and a letter or a separator; a plain number,
+// a decimal and a dotted version are none.
+func TestCodeLiterals(t *testing.T) {
+	for in, want := range map[string][]string{
+		"where is shipment COL0000095028?":          {"col0000095028"},
+		"which supplier has SKU S1-000078?":         {"s1-000078"},
+		`the course "ACCT-211", and ACCT-211 again`: {"acct-211"},
+		"orders placed on 2024-05-03 or 08/30/2015": {"2024-05-03", "08/30/2015"},
+		"ticket #1042 and ticket TKT_1042#2":        {"tkt_1042#2"},
+		// Ordinals and sizes are codes too; a value that is one is
+		// what the question means.
+		"the 5th tallest, over 180cm":                 {"5th", "180cm"},
+		"in 2024, 3.5 stars, v1.2, A4, a--1, -5, x-y": nil,
+	} {
+		require.Equal(t, want, valueLiterals(in), in)
+	}
 }
 
 // TestQueryAddressIsOneValue: an e-mail address is read as the word
