@@ -123,6 +123,14 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 	if extraIDs == nil {
 		extraIDs = []int64{}
 	}
+	// An address or code is looked up whole, quoted so that to_tsquery
+	// parses it as to_tsvector parsed the sampled value (valueLiterals
+	// admits no quote or backslash). On a large catalog it is counted like
+	// a word: a date or an ordinal ("2024-05-03", "5th") may be as common
+	// as one.
+	for _, lit := range q.literals {
+		valKept = append(valKept, "'"+lit+"'")
+	}
 	lexQuery := strings.Join(lexTerms, " | ")
 	matchQuery := lexQuery
 	if p.stats != nil && p.stats.ndoc != nil {
@@ -140,13 +148,6 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		scores = p.index.score(p.terms)
 		extraIDs = append(append([]int64(nil), extraIDs...), p.index.top(scores, p.perList)...)
 		lexQuery, matchQuery = "", ""
-	}
-	// An address or code is looked up whole, quoted so that to_tsquery
-	// parses it as to_tsvector parsed the sampled value (valueLiterals
-	// admits no quote or backslash). It is rare by nature: no frequency
-	// check.
-	for _, lit := range q.literals {
-		valKept = append(valKept, "'"+lit+"'")
 	}
 	rows, err := r.db.Query(ctx, candidateSQL,
 		lexQuery, vec, p.perList, strings.Join(valKept, " | "), extraIDs, p.valueRows, matchQuery)

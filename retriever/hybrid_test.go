@@ -79,7 +79,9 @@ FROM generate_series(1, $1) AS i`, fillers)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `
 INSERT INTO atrium.value_index (table_id, column_name, value)
-SELECT id, 'city', 'London' FROM atrium.tables WHERE schema_name = 'filler'`)
+SELECT id, c.col, c.val FROM atrium.tables,
+       (VALUES ('city', 'London'), ('opened', '2024-05-03')) AS c(col, val)
+WHERE schema_name = 'filler'`)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `UPDATE atrium.catalog_state SET version = version + 1`)
 	require.NoError(t, err)
@@ -105,4 +107,10 @@ SELECT id, 'city', 'London' FROM atrium.tables WHERE schema_name = 'filler'`)
 	}
 	assert.Contains(t, cands, "shop.customers")
 	assert.Contains(t, cands, "shop.orders")
+
+	// A pasted literal is counted like a word: a date every filler holds
+	// is left out of the value lookup too.
+	_, err = r.Retrieve(ctx, "Which customers from London placed an order on 2024-05-03?")
+	require.NoError(t, err)
+	assert.Greater(t, st.mu.words["'2024-05-03'"].values, valueMatchCap)
 }
