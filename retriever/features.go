@@ -115,10 +115,11 @@ func newQuery(text string, emb []float32, g *graph) *Query {
 	// "webpost", "example") are no words of the question (see
 	// emailsAsWord).
 	q.literals = valueLiterals(text)
-	words := ident.Split(text)
+	analysed := text
 	if len(q.literals) > 0 {
-		words = ident.Split(emailsAsWord(text))
+		analysed = emailsAsWord(text)
 	}
+	words := ident.Split(analysed)
 	skip := relativeTime(words)
 	q.all = analyzeWords(words, false, nil)
 	q.content = analyzeWords(words, true, skip)
@@ -279,8 +280,9 @@ func markedWords(text string) map[string]bool {
 //
 // An address or code the question holds (valueLiterals) is one value: a
 // sampled value that is the literal is a full match, and an e-mail
-// address's words are no evidence for anything else. "tickets from amir.bakker710@webpost.example" names
-// that customer's e-mail, not every employee called Amir.
+// address's words are no evidence for anything else. "tickets from
+// amir.bakker710@webpost.example" names that customer's e-mail, not
+// every employee called Amir.
 func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	kept := c.Values[:0]
 	c.valFull, c.valPart = 0, 0

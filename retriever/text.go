@@ -230,40 +230,38 @@ func valueLiterals(text string) []string {
 	return out
 }
 
+// isEmail reports whether tok is an e-mail address.
+func isEmail(tok string) bool { return strings.ContainsRune(tok, '@') && isAddress(tok) }
+
 // emailsAsWord is text with each e-mail address replaced by the word
 // "email", what a query filters on to find it. URLs and hosts stay: a
 // host name may be a word of the question ("St.Louis", "node.js").
 func emailsAsWord(text string) string {
-	var b strings.Builder
-	start := 0
-	for _, sp := range tokenSpans(text, isAddress) {
-		if !strings.ContainsRune(text[sp[0]:sp[1]], '@') {
-			continue
-		}
-		b.WriteString(text[start:sp[0]])
-		b.WriteString(" email ")
-		start = sp[1]
-	}
-	b.WriteString(text[start:])
-	return b.String()
+	return splice(text, tokenSpans(text, isEmail), func(s string) string { return s },
+		func(string) string { return " email " })
 }
 
 // outsideAddresses applies fn to the parts of text that are no address and
 // keeps the addresses as written: "100k@example.com" is a mailbox, not a
 // number.
 func outsideAddresses(text string, fn func(string) string) string {
-	spans := tokenSpans(text, isAddress)
+	return splice(text, tokenSpans(text, isAddress), fn, func(s string) string { return s })
+}
+
+// splice rebuilds text with outside applied to the parts between spans
+// and inside to each span.
+func splice(text string, spans [][2]int, outside, inside func(string) string) string {
 	if len(spans) == 0 {
-		return fn(text)
+		return outside(text)
 	}
 	var b strings.Builder
 	start := 0
 	for _, sp := range spans {
-		b.WriteString(fn(text[start:sp[0]]))
-		b.WriteString(text[sp[0]:sp[1]])
+		b.WriteString(outside(text[start:sp[0]]))
+		b.WriteString(inside(text[sp[0]:sp[1]]))
 		start = sp[1]
 	}
-	b.WriteString(fn(text[start:]))
+	b.WriteString(outside(text[start:]))
 	return b.String()
 }
 
