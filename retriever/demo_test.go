@@ -341,3 +341,13 @@ func TestSamplePassingValueMention(t *testing.T) {
 	require.NotContains(t, got, "hr.course_enrollments")
 	require.Contains(t, chosenFor(ctx, t, r, "Which employees took the Negotiation course?"), "hr.training_courses")
 }
+
+// TestSampleSharedValue: a currency or country code that every such
+// column holds is weak evidence. "EUR" is in six tables' currency_code and
+// "FR" in five tables' country codes; each hit used to count in full, and
+// the exchange-rate question chose seven tables, two of them from hr.
+func TestSampleSharedValue(t *testing.T) {
+	ctx, r, _ := sampleRetriever(t)
+	require.Equal(t, []string{"finance.exchange_rates"}, chosenFor(ctx, t, r, "What is the exchange rate from EUR to USD?"))
+	require.Equal(t, []string{"shop.suppliers"}, chosenFor(ctx, t, r, "Which suppliers are based in FR?"))
+}

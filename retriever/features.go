@@ -317,6 +317,49 @@ func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	c.Values = kept
 }
 
+// sharedValueMin is how many candidate tables must hold a value before
+// shareValues discounts it.
+const sharedValueMin = 3
+
+// shareValues discounts value hits that many candidates share. A value
+// that k >= sharedValueMin candidate tables hold ("EUR" in every currency
+// column, a city in every address) says less about which table is meant
+// than one a single table holds, as a word every document carries does in
+// BM25; each such hit counts at 2/k of its match. Two holders are left
+// alone: a key and the foreign key that references it share their values.
+func shareValues(cands []*Candidate) {
+	holders := map[string]int{}
+	for _, c := range cands {
+		seen := map[string]bool{}
+		for _, v := range c.Values {
+			k := strings.ToLower(v.Value)
+			if !seen[k] {
+				seen[k] = true
+				holders[k]++
+			}
+		}
+	}
+	for _, c := range cands {
+		shared := false
+		for i, v := range c.Values {
+			if k := holders[strings.ToLower(v.Value)]; k >= sharedValueMin {
+				c.Values[i].Match = v.Match * 2 / float64(k)
+				shared = true
+			}
+		}
+		if !shared {
+			continue
+		}
+		c.valFull, c.valPart = 0, 0
+		for _, v := range c.Values {
+			if v.Match >= 1 {
+				c.valFull = 1
+			}
+			c.valPart = max(c.valPart, v.Match)
+		}
+	}
+}
+
 // aggregateWords name what a question computes, not what a column holds.
 var aggregateWords = map[string]bool{
 	"average": true, "avg": true, "mean": true, "median": true, "sum": true,

@@ -210,6 +210,7 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 		scoreValues(q, c, valueWordFilter{named: named, colNamed: colNamed, marked: marked})
 		cands = append(cands, c)
 	}
+	shareValues(cands)
 	if len(cands) == 0 {
 		return nil
 	}

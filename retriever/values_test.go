@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -95,4 +96,27 @@ func FuzzMarkedWords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestShareValues: a value three or more candidates hold counts at 2/k;
+// one two tables hold (a key and its reference) keeps its match.
+func TestShareValues(t *testing.T) {
+	hit := func(v string, m float64) []ValueHit { return []ValueHit{{Column: "c", Value: v, Match: m}} }
+	cands := []*Candidate{
+		{Values: hit("EUR", 1)}, {Values: hit("eur", 1)}, {Values: hit("EUR", 1)}, {Values: hit("EUR", 0.5)},
+		{Values: hit("Ada", 1)}, {Values: hit("Ada", 1)},
+	}
+	for _, c := range cands {
+		for _, v := range c.Values {
+			c.valFull = max(c.valFull, math.Floor(v.Match))
+			c.valPart = max(c.valPart, v.Match)
+		}
+	}
+	shareValues(cands)
+	require.InDelta(t, 0.5, cands[0].Values[0].Match, 1e-9)
+	require.Zero(t, cands[0].valFull)
+	require.InDelta(t, 0.5, cands[0].valPart, 1e-9)
+	require.InDelta(t, 0.25, cands[3].valPart, 1e-9)
+	require.Equal(t, 1.0, cands[4].valFull)
+	require.Equal(t, 1.0, cands[5].Values[0].Match)
 }
