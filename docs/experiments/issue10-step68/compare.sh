@@ -19,6 +19,6 @@ while IFS='|' read -r q gold; do
     k=$(basename "$b"); miss[$k]=$(( ${miss[$k]:-0} + m )); off[$k]=$(( ${off[$k]:-0} + o ))
     printf '%-12s missed %d off %d: %s\n' "$k" "$m" "$o" "$chosen"
   done
-done < "$(dirname "$0")/questions.txt"
+done < "${QUESTIONS:-$(dirname "$0")/questions.txt}"
 echo "## totals"
 for b in "$@"; do k=$(basename "$b"); echo "$k gold items missed ${miss[$k]}, off-target tables ${off[$k]}"; done
