@@ -351,3 +351,22 @@ func TestSampleSharedValue(t *testing.T) {
 	require.Equal(t, []string{"finance.exchange_rates"}, chosenFor(ctx, t, r, "What is the exchange rate from EUR to USD?"))
 	require.Equal(t, []string{"shop.suppliers"}, chosenFor(ctx, t, r, "Which suppliers are based in FR?"))
 }
+
+// TestSampleGlossaryExplainsItsWords: a glossary term's words are
+// accounted for by the term. "outstanding" is in hr.performance_reviews'
+// rating comment ("5 (outstanding)"), and without the term that table was
+// the only one chosen for "Total outstanding receivables"; with a term
+// that names finance.invoices it is no evidence for another table. A word
+// outside the term still is: "per customer" brings shop.customers.
+func TestSampleGlossaryExplainsItsWords(t *testing.T) {
+	ctx, r, pool := sampleRetriever(t)
+	require.Equal(t, []string{"hr.performance_reviews"}, chosenFor(ctx, t, r, "Total outstanding receivables"))
+	_, err := pool.Exec(ctx, `INSERT INTO atrium.glossary (term, definition, sql_fragment, tables) VALUES
+		('outstanding receivables', 'Invoices issued and not yet paid.', 'paid_on IS NULL', '{finance.invoices}')`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"finance.invoices"}, chosenFor(ctx, t, r, "Total outstanding receivables"))
+	got := chosenFor(ctx, t, r, "Outstanding receivables per customer")
+	require.Contains(t, got, "finance.invoices")
+	require.Contains(t, got, "shop.customers")
+	require.NotContains(t, got, "hr.performance_reviews")
+}

@@ -119,6 +119,11 @@ const (
 	// relative threshold otherwise keeps an unrelated table in a small
 	// catalog (TestNLFollowUpRealRetrieval).
 	followUpPenalty = 4.0
+	// glossaryPenalty lowers a table whose only evidence is the words of a
+	// glossary term the question names (glossaryExplained): the term pins
+	// what those words mean. Set by hand, as followUpPenalty: there is no
+	// glossary training data.
+	glossaryPenalty = 4.0
 	// lexicalShare weighs lexical against vector similarity when an
 	// embedder is configured.
 	lexicalShare = 0.85
@@ -704,6 +709,9 @@ type bonusScorer struct {
 	other float64
 	// spare, when set, exempts a table from a negative other.
 	spare func(*TableInfo) bool
+	// explained, when set, lowers a table bonus does not name by
+	// glossaryPenalty (at least) when it reports true.
+	explained func(*Candidate) bool
 }
 
 func (b bonusScorer) Score(ctx context.Context, q *Query, window []*Candidate) ([]float64, float64, error) {
@@ -714,11 +722,71 @@ func (b bonusScorer) Score(ctx context.Context, q *Query, window []*Candidate) (
 	for i, c := range window {
 		if v, ok := b.bonus[c.Table.ID]; ok {
 			logits[i] += v
-		} else if b.other >= 0 || b.spare == nil || !b.spare(c.Table) {
-			logits[i] += b.other
+			continue
 		}
+		shift := 0.0
+		if b.other >= 0 || b.spare == nil || !b.spare(c.Table) {
+			shift = b.other
+		}
+		if b.explained != nil && b.explained(c) {
+			shift = min(shift, -glossaryPenalty)
+		}
+		logits[i] += shift
 	}
 	return logits, thr, nil
+}
+
+// glossaryExplained reports whether every question word a candidate
+// carries lies inside a glossary term the question names. The term's
+// tables are chosen and its definition goes to the prompt, so its words
+// are accounted for: "outstanding" in the term "outstanding receivables"
+// says nothing for hr.performance_reviews, whose rating comment reads "5
+// (outstanding)". A word counts as carried when the table's name, a column
+// name, a comment or a matched value has it, or the vocabulary bridges it
+// to the name or a column. A table that carries none of the question's
+// words is left alone (its evidence, if any, is its vector), and so are
+// the glossary's own tables, which bonus names. nil: no term matched.
+func (ev *learningEvidence) glossaryExplained(q *Query) func(*Candidate) bool {
+	if len(ev.glossary) == 0 || q == nil {
+		return nil
+	}
+	term := map[string]bool{}
+	for _, g := range ev.glossary {
+		for _, st := range g.stems {
+			term[st] = true
+		}
+	}
+	return func(c *Candidate) bool {
+		t := c.Table
+		var vals map[string]bool
+		carried := false
+		for st := range q.content.set {
+			if genericWords[st] {
+				continue
+			}
+			has := t.nameA.set[st] || t.colStems[st] || t.comA.set[st] ||
+				q.expMatch(st, t.nameA.set, t.nameExp) > 0 || q.expMatch(st, t.colStems, t.colExp) > 0
+			if !has && len(c.Values) > 0 {
+				if vals == nil {
+					vals = map[string]bool{}
+					for _, v := range c.Values {
+						for _, vs := range analyze(v.Value, true).stems {
+							vals[vs] = true
+						}
+					}
+				}
+				has = vals[st]
+			}
+			if !has {
+				continue
+			}
+			if !term[st] {
+				return false
+			}
+			carried = true
+		}
+		return carried
+	}
 }
 
 // RetrieveAsk is Retrieve with the question's context: the session's

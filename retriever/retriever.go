@@ -693,7 +693,8 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	bonus, learnReasons, other := p.learn.bonuses(lp)
 	sc := r.sc
 	if len(bonus) > 0 || other != 0 {
-		sc = bonusScorer{Scorer: r.sc, bonus: bonus, other: other, spare: p.learn.namedBeyondExample(p.asked)}
+		sc = bonusScorer{Scorer: r.sc, bonus: bonus, other: other, spare: p.learn.namedBeyondExample(p.asked),
+			explained: p.learn.glossaryExplained(p.asked)}
 	}
 
 	t := time.Now()
