@@ -236,6 +236,15 @@ func nestedUsage(env *cliEnv, args []string, text, missing string) error {
 	return flag.ErrHelp
 }
 
+// setUsage gives fs a --help that starts with a usage line and what the
+// command does, then lists the flags.
+func setUsage(env *cliEnv, fs *flag.FlagSet, usage, what string) {
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "Usage: %s\n\n%s\n\n", usage, what)
+		fs.PrintDefaults()
+	}
+}
+
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
 
 // idChange is a curation command that changes rows by id (examples
@@ -249,11 +258,15 @@ type idChange struct {
 	queries map[string]string
 	// past maps a verb to the word the summary line uses.
 	past map[string]string
+	// what maps a verb to the sentence --help gives after the usage line.
+	what map[string]string
 }
 
 func (c idChange) run(ctx context.Context, env *cliEnv, verb string, args []string) error {
 	fs := flag.NewFlagSet(c.command+" "+verb, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium "+c.command+" "+verb+" --dsn DSN ID...",
+		c.what[verb]+" All the ids or none: an id the catalog does not hold changes nothing.")
 	dsn, catalogDSN := catalogFlags(fs)
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err

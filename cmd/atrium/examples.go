@@ -443,6 +443,8 @@ type exampleRow struct {
 func runExamplesList(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("examples list", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium examples list --dsn DSN [--json]",
+		"Lists atrium.examples: whether each is enabled, its source, who added it and when, its tables and question.")
 	dsn, catalogDSN := catalogFlags(fs)
 	asJSON := fs.Bool("json", false, "print a JSON array with every column, SQL included")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -488,6 +490,8 @@ type candidateRow struct {
 func runExamplesCandidates(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("examples candidates", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium examples candidates --dsn DSN [--json]",
+		"Lists feedback that can become an example (a good answer, or a corrected SQL that validates); promote one with 'atrium examples promote ID'.")
 	dsn, catalogDSN := catalogFlags(fs)
 	asJSON := fs.Bool("json", false, "print a JSON array, SQL included")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
@@ -579,4 +583,9 @@ var examplesChange = idChange{
 		"remove":  "DELETE FROM atrium.examples WHERE id = ANY($1) RETURNING id",
 	},
 	past: map[string]string{"disable": "disabled", "enable": "enabled", "remove": "removed"},
+	what: map[string]string{
+		"disable": "Keeps examples but stops using them for retrieval, prompts and exact answers.",
+		"enable":  "Uses disabled examples again.",
+		"remove":  "Deletes examples.",
+	},
 }

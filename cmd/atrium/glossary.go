@@ -167,6 +167,8 @@ type glossaryRow struct {
 func runGlossaryList(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("glossary list", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium glossary list --dsn DSN [--unreviewed] [--json]",
+		"Lists atrium.glossary: reviewed entries, which Atrium uses, and unreviewed ones, which it does not.")
 	dsn, catalogDSN := catalogFlags(fs)
 	unreviewed := fs.Bool("unreviewed", false, "only entries not yet reviewed (e.g. proposed by catalog sync's LLM)")
 	asJSON := fs.Bool("json", false, "print a JSON array with every column")
@@ -208,4 +210,8 @@ var glossaryChange = idChange{
 		"remove": "DELETE FROM atrium.glossary WHERE id = ANY($1) RETURNING id",
 	},
 	past: map[string]string{"review": "reviewed", "remove": "removed"},
+	what: map[string]string{
+		"review": "Marks glossary entries reviewed (for example those catalog sync's LLM proposed): retrieval and prompts use reviewed entries only.",
+		"remove": "Deletes glossary entries.",
+	},
 }
