@@ -32,6 +32,8 @@ func runCache(ctx context.Context, env *cliEnv, args []string) error {
 func runCacheFlush(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("cache flush", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium cache flush --redis URL [--timeout D]",
+		"Deletes Atrium's cached query results (its own keys only) from the result cache.")
 	redisURL := fs.String("redis", "", "`URL` of the result cache: redis://host:port/db, rediss://, redis+cluster://host:port?addr=..., redis+sentinel://host:port?master_name=... (required)")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {

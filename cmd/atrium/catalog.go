@@ -81,6 +81,13 @@ func runCatalogSync(ctx context.Context, env *cliEnv, args []string, watch bool)
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	if watch {
+		setUsage(env, fs, "atrium catalog watch --dsn DSN [flags]",
+			"Syncs the catalog, then follows DDL (an event trigger and NOTIFY) and syncs in full every --interval, until interrupted.")
+	} else {
+		setUsage(env, fs, "atrium catalog sync --dsn DSN [flags]",
+			"Builds or refreshes the table catalog once: tables, columns, comments, sampled values, embeddings and the join graph.")
+	}
 	dsn := fs.String("dsn", "", "PostgreSQL connection URL of the database to catalogue (required)")
 	catalogDSN := fs.String("catalog-dsn", "", "database that holds the atrium catalog schema (default: --dsn)")
 	schemas := fs.String("schemas", "", "comma-separated glob patterns of schemas to catalogue (default: all)")

@@ -54,6 +54,8 @@ Precedence: flags > environment (ATRIUM_<KEY>) > configuration file > defaults.
 func runConfigPrint(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("config print", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium config print [--config FILE] [--json] [COMMAND...]",
+		"Prints the effective configuration of COMMAND (default: every command), each value with its source, secrets masked. Precedence: flags > environment (ATRIUM_<KEY>) > configuration file > defaults.")
 	asJSON := fs.Bool("json", false, "print JSON instead of YAML")
 	st, err := parseFlags(ctx, env, fs, args)
 	if err != nil {
@@ -86,6 +88,8 @@ func runConfigPrint(ctx context.Context, env *cliEnv, args []string) error {
 func runConfigCheck(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium config check [--config FILE]",
+		"Validates the configuration file and environment for every command; exits non-zero with what is wrong.")
 	st, err := parseFlags(ctx, env, fs, args)
 	if err != nil {
 		return err
@@ -108,6 +112,8 @@ func runConfigCheck(ctx context.Context, env *cliEnv, args []string) error {
 func runConfigExample(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("config example", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium config example",
+		"Writes an annotated configuration file with every key at its default.")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {
 		return err
 	}

@@ -25,6 +25,8 @@ import (
 func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium eval --bench DIR [flags]",
+		"Measures table retrieval on a Spider-format benchmark: loads its schemas (and rows, where databases/<db_id>.sql exists) into a dedicated database, syncs a catalog, and reports precision, recall, complete recall, F1, table counts, latency and abstention per method.")
 	bench := fs.String("bench", "", "benchmark directory: tables.json, dev.json or questions.json, optional databases/<db_id>.sql (required)")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	limit := fs.Int("limit", 0, "evaluate only the first N questions (0: all)")

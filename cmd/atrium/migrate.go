@@ -13,6 +13,8 @@ import (
 func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium migrate --dsn DSN [--catalog-dsn DSN]",
+		"Creates or upgrades the atrium catalog schema, each migration in its own transaction.")
 	dsn := fs.String("dsn", "", "PostgreSQL connection URL of the catalog database (required)")
 	catalogDSN := fs.String("catalog-dsn", "", "catalog database when it is not the one --dsn names (default: --dsn)")
 	if _, err := parseFlags(ctx, env, fs, args); err != nil {

@@ -21,6 +21,8 @@ import (
 func runRetrieve(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("retrieve", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium retrieve --dsn DSN [flags] QUESTION",
+		"Shows the tables Atrium would choose for QUESTION, with scores, reasons and join paths; no LLM is called.")
 	dsn := fs.String("dsn", "", "PostgreSQL connection URL of the catalog database (required)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	window := fs.Int("atr-window", 20, "ATR window size W")

@@ -89,6 +89,8 @@ func addServeFlags(fs *flag.FlagSet, env *cliEnv) *serveFlags {
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium serve --upstream URL [--listen ADDR] [flags]",
+		"Runs the proxy: clients connect to --listen as to PostgreSQL; ordinary SQL passes to the upstream server, questions go through retrieval and the LLM.")
 	sf := addServeFlags(fs, env)
 	nlf := addNLFlags(fs)
 	opsf := addOpsFlags(fs)

@@ -21,6 +21,8 @@ import (
 func runTrainATR(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("train-atr", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	setUsage(env, fs, "atrium train-atr [--bench DIR] [--out FILE] [flags]",
+		"Trains the built-in (lite) ATR scorer on a benchmark's training questions and writes its weights.")
 	bench := fs.String("bench", "../shared/bench/spider", "directory with tables.json and train_spider.json")
 	dsn := fs.String("dsn", benchload.DefaultServerDSN, "PostgreSQL server; a scratch database atrium_train_atr_<pid> is created there")
 	out := fs.String("out", "retriever/lite_weights.json", "file the weights are written to")
