@@ -756,37 +756,51 @@ func (ev *learningEvidence) glossaryExplained(q *Query) func(*Candidate) bool {
 			term[st] = true
 		}
 	}
+	// ATR's windows overlap, so a table is asked about more than once; one
+	// question's windows are scored in turn, so the memo needs no lock.
+	memo := map[int64]bool{}
 	return func(c *Candidate) bool {
-		t := c.Table
-		var vals map[string]bool
-		carried := false
-		for st := range q.content.set {
-			if genericWords[st] {
-				continue
-			}
-			has := t.nameA.set[st] || t.colStems[st] || t.comA.set[st] ||
-				q.expMatch(st, t.nameA.set, t.nameExp) > 0 || q.expMatch(st, t.colStems, t.colExp) > 0
-			if !has && len(c.Values) > 0 {
-				if vals == nil {
-					vals = map[string]bool{}
-					for _, v := range c.Values {
-						for _, vs := range analyze(v.Value, true).stems {
-							vals[vs] = true
-						}
+		if v, ok := memo[c.Table.ID]; ok {
+			return v
+		}
+		v := carriesOnly(q, c, term)
+		memo[c.Table.ID] = v
+		return v
+	}
+}
+
+// carriesOnly reports whether c carries some of q's content words and all
+// of those it carries are in words (see glossaryExplained).
+func carriesOnly(q *Query, c *Candidate, words map[string]bool) bool {
+	t := c.Table
+	var vals map[string]bool
+	carried := false
+	for st := range q.content.set {
+		if genericWords[st] {
+			continue
+		}
+		has := t.nameA.set[st] || t.colStems[st] || t.comA.set[st] ||
+			q.expMatch(st, t.nameA.set, t.nameExp) > 0 || q.expMatch(st, t.colStems, t.colExp) > 0
+		if !has && len(c.Values) > 0 {
+			if vals == nil {
+				vals = map[string]bool{}
+				for _, v := range c.Values {
+					for _, vs := range analyze(v.Value, true).stems {
+						vals[vs] = true
 					}
 				}
-				has = vals[st]
 			}
-			if !has {
-				continue
-			}
-			if !term[st] {
-				return false
-			}
-			carried = true
+			has = vals[st]
 		}
-		return carried
+		if !has {
+			continue
+		}
+		if !words[st] {
+			return false
+		}
+		carried = true
 	}
+	return carried
 }
 
 // RetrieveAsk is Retrieve with the question's context: the session's
