@@ -285,12 +285,10 @@ func markedWords(text string) map[string]bool {
 // every employee called Amir.
 func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 	kept := c.Values[:0]
-	c.valFull, c.valPart = 0, 0
 	for _, v := range c.Values {
 		if slices.Contains(q.literals, strings.ToLower(v.Value)) {
 			v.Match = 1
 			kept = append(kept, v)
-			c.valFull, c.valPart = 1, 1
 			continue
 		}
 		ws := ident.Split(v.Value)
@@ -307,14 +305,21 @@ func scoreValues(q *Query, c *Candidate, f valueWordFilter) {
 		}
 		v.Match = m
 		kept = append(kept, v)
-		if m >= 1 {
-			c.valFull = 1
-		}
-		if m > c.valPart {
-			c.valPart = m
-		}
 	}
 	c.Values = kept
+	c.valueEvidence()
+}
+
+// valueEvidence sets the scorer's two value features from the hits'
+// matches: whether some hit is a full match, and the best match.
+func (c *Candidate) valueEvidence() {
+	c.valFull, c.valPart = 0, 0
+	for _, v := range c.Values {
+		if v.Match >= 1 {
+			c.valFull = 1
+		}
+		c.valPart = max(c.valPart, v.Match)
+	}
 }
 
 // sharedValueMin is how many candidate tables must hold a value before
@@ -347,15 +352,8 @@ func shareValues(cands []*Candidate) {
 				shared = true
 			}
 		}
-		if !shared {
-			continue
-		}
-		c.valFull, c.valPart = 0, 0
-		for _, v := range c.Values {
-			if v.Match >= 1 {
-				c.valFull = 1
-			}
-			c.valPart = max(c.valPart, v.Match)
+		if shared {
+			c.valueEvidence()
 		}
 	}
 }
