@@ -68,6 +68,9 @@ type lexIndex struct {
 	postings map[string][]posting // stem → postings, in doc order
 	docOf    map[int64]int32      // table id → doc
 	params   bm25Params
+	// words are the tables' word vectors for the word-vector leg
+	// (wordleg.go); nil without the lexicon's vectors.
+	words *wordVectors
 }
 
 // indexTerm is one word of a table as the index sees it: its stem and its
@@ -114,13 +117,14 @@ GROUP BY t.id
 ORDER BY t.id`
 
 // buildLexIndex reads the catalog and builds its BM25F index.
-func buildLexIndex(ctx context.Context, db *pgxpool.Pool, version int64, expand func(string) []weightedTerm) (*lexIndex, error) {
+func buildLexIndex(ctx context.Context, db *pgxpool.Pool, version int64, expand func(string) []weightedTerm, emb *vocab.Embeddings) (*lexIndex, error) {
 	rows, err := db.Query(ctx, lexIndexSQL)
 	if err != nil {
 		return nil, fmt.Errorf("build lexical index: %w", classifyCatalogErr(err))
 	}
 	defer rows.Close()
 	b := newLexIndexBuilder(version, expand)
+	b.withWordVectors(emb)
 	for rows.Next() {
 		var id int64
 		var name, tcom, cols, ccom, vals string
@@ -139,6 +143,17 @@ type lexIndexBuilder struct {
 	ix     *lexIndex
 	expand func(string) []weightedTerm
 	sum    [numFields]float64
+	emb    *vocab.Embeddings
+}
+
+// withWordVectors makes the index also hold each table's word vector
+// (emb nil: none). Call it before the first add.
+func (b *lexIndexBuilder) withWordVectors(emb *vocab.Embeddings) {
+	if emb == nil || emb.Dim() == 0 {
+		return
+	}
+	b.emb = emb
+	b.ix.words = &wordVectors{dim: emb.Dim()}
 }
 
 func newLexIndexBuilder(version int64, expand func(string) []weightedTerm) *lexIndexBuilder {
@@ -153,6 +168,9 @@ func (b *lexIndexBuilder) add(id int64, fields [numFields]string) {
 	doc := int32(len(ix.ids))
 	ix.ids = append(ix.ids, id)
 	ix.docOf[id] = doc
+	if b.emb != nil {
+		ix.words.add(tableWordVector(fields[fieldName], fields[fieldColumns], b.expand, b.emb))
+	}
 	var lens [numFields]float32
 	tf := map[string]*[numFields]int{}
 	for f, text := range fields {
@@ -287,6 +305,9 @@ func (ix *lexIndex) memoryBytes() int {
 	for t, ps := range ix.postings {
 		n += len(t) + 48 + len(ps)*int(sizeofPosting)
 	}
+	if ix.words != nil {
+		n += len(ix.words.vec) + len(ix.words.ok)
+	}
 	return n
 }
 
@@ -304,6 +325,7 @@ type lexIndexCache struct {
 	mu       sync.Mutex // serialises builds
 	cur      atomic.Pointer[lexIndex]
 	expand   func(string) []weightedTerm
+	emb      *vocab.Embeddings
 	building atomic.Int64 // version being built in the background (0: none)
 }
 
@@ -335,7 +357,7 @@ func (c *lexIndexCache) get(ctx context.Context, db *pgxpool.Pool, version int64
 
 func (c *lexIndexCache) build(ctx context.Context, db *pgxpool.Pool, version int64, log *slog.Logger) (*lexIndex, error) {
 	start := time.Now()
-	ix, err := buildLexIndex(ctx, db, version, c.expand)
+	ix, err := buildLexIndex(ctx, db, version, c.expand, c.emb)
 	if err != nil {
 		return nil, err
 	}

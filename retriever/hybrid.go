@@ -103,6 +103,8 @@ type rawCandidate struct {
 	lex    float64
 	sem    float64
 	values []ValueHit
+	// word is the table's rank in the word-vector leg (0: not in it).
+	word int
 }
 
 // fetchCandidates runs candidateSQL. extraIDs and extraValues let training
@@ -149,6 +151,17 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		extraIDs = append(append([]int64(nil), extraIDs...), p.index.top(scores, p.perList)...)
 		lexQuery, matchQuery = "", ""
 	}
+	var word map[int64]int
+	if p.index != nil && p.index.words != nil {
+		for i, d := range p.index.words.nearest(questionWordVector(q), wordLegSlots) {
+			if word == nil {
+				word = map[int64]int{}
+			}
+			id := p.index.ids[d]
+			word[id] = i + 1
+			extraIDs = append(extraIDs, id)
+		}
+	}
 	rows, err := r.db.Query(ctx, candidateSQL,
 		lexQuery, vec, p.perList, strings.Join(valKept, " | "), extraIDs, p.valueRows, matchQuery)
 	if err != nil {
@@ -164,6 +177,7 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 			return nil, 0, 0, fmt.Errorf("hybrid search: %w", err)
 		}
 		c.lex, c.sem = float64(lex), float64(sem)
+		c.word = word[c.id]
 		if p.index != nil {
 			c.lex = p.index.scoreOf(scores, c.id)
 		}
@@ -181,7 +195,8 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 
 // combine turns the raw union into the ranked candidate list: min-max
 // normalisation of each score over the union, value evidence folded into
-// the lexical score, s = α·s_lex + (1−α)·s_sem, the best C kept.
+// the lexical score, s = α·s_lex + (1−α)·s_sem, the best C kept, the last
+// wordLegSlots of them kept for the word-vector leg (reserveWordLeg).
 func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybridParams) []*Candidate {
 	cands := make([]*Candidate, 0, len(raws))
 	named, colNamed := map[string]bool{}, map[string]bool{}
@@ -201,6 +216,12 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 		}
 	}
 	marked := markedWords(q.Text)
+	word := map[int64]int{}
+	for _, rc := range raws {
+		if rc.word > 0 {
+			word[rc.id] = rc.word
+		}
+	}
 	for _, rc := range raws {
 		t := tables[rc.id]
 		if t == nil {
@@ -247,9 +268,13 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 		return cands[i].Table.Name < cands[j].Table.Name
 	})
 	if len(cands) > p.keep {
-		kept := cands[:p.keep:p.keep]
-		for _, c := range cands[p.keep:] {
-			if p.force[c.Table.ID] {
+		kept := reserveWordLeg(cands, p.keep, word)
+		in := make(map[*Candidate]bool, len(kept))
+		for _, c := range kept {
+			in[c] = true
+		}
+		for _, c := range cands {
+			if p.force[c.Table.ID] && !in[c] {
 				kept = append(kept, c)
 			}
 		}

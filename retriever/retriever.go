@@ -902,4 +902,5 @@ func (r *Retriever) setVocabulary(lx *vocab.Lexicon) {
 	}
 	r.vocab = lx
 	r.lexIndex.expand = identifierExpander(lx)
+	r.lexIndex.emb = lx.Embeddings()
 }

@@ -1,0 +1,78 @@
+package retriever
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/atriumdb/atrium/retriever/vocab"
+)
+
+// A question in the user's own words reaches the table through the word
+// vectors when no word and no vocabulary relation links them: "vendors"
+// shares nothing with suppliers in the index, but GloVe puts them close
+// (cosine 0.65).
+func TestWordLegFindsUnlinkedSynonym(t *testing.T) {
+	lx := vocab.Default()
+	tables := map[int64][numFields]string{
+		1: {"employees", "employee_id first_name last_name hire_date", "", ""},
+		2: {"orders", "order_id customer_id ordered_at total", "", ""},
+		3: {"suppliers", "supplier_id company_name country", "", ""},
+		4: {"warehouses", "warehouse_id city capacity", "", ""},
+		5: {"exchange_rates", "base_currency quote_currency rate day", "", ""},
+	}
+	b := newLexIndexBuilder(1, identifierExpander(lx))
+	b.withWordVectors(lx.Embeddings())
+	for id := int64(1); id <= int64(len(tables)); id++ {
+		b.add(id, tables[id])
+	}
+	ix := b.done()
+	q := newQuery("How many vendors do we work with?", nil, nil)
+	q.setExpansions(lx, 0.5)
+	require.Empty(t, ix.top(ix.score(questionTerms(q, lx, 0.5)), 5), "no word of the question is in the index")
+	near := ix.words.nearest(questionWordVector(q), 2)
+	require.Len(t, near, 2)
+	require.Equal(t, int64(3), ix.ids[near[0]])
+}
+
+// Without word vectors the index holds none and the leg is off.
+func TestWordLegOffWithoutVectors(t *testing.T) {
+	b := newLexIndexBuilder(1, nil)
+	b.withWordVectors(nil)
+	b.add(1, [numFields]string{"suppliers", "supplier_id", "", ""})
+	ix := b.done()
+	require.Nil(t, ix.words)
+	require.Nil(t, ix.words.nearest([]float32{1}, 5))
+	require.Nil(t, questionWordVector(newQuery("Which vendors?", nil, nil)))
+}
+
+// The leg's tables take the last places of C, nearest first, and the
+// candidates keep the hybrid order; places it leaves free go by rank.
+func TestReserveWordLeg(t *testing.T) {
+	var ranked []*Candidate
+	for i := int64(1); i <= 60; i++ {
+		ranked = append(ranked, &Candidate{Table: &TableInfo{ID: i}})
+	}
+	ids := func(cs []*Candidate) []int64 {
+		var out []int64
+		for _, c := range cs {
+			out = append(out, c.Table.ID)
+		}
+		return out
+	}
+	// Seven tables in the leg: two already among the first 45, five below.
+	word := map[int64]int{3: 1, 58: 2, 47: 3, 60: 4, 52: 5, 10: 6, 55: 7}
+	kept := reserveWordLeg(ranked, 50, word)
+	require.Len(t, kept, 50)
+	want := append(ids(ranked[:45]), 47, 52, 55, 58, 60)
+	require.Equal(t, want, ids(kept))
+
+	// One table of the leg below the first 45: the other four places go
+	// to ranks 46-49.
+	kept = reserveWordLeg(ranked, 50, map[int64]int{59: 1})
+	require.Equal(t, append(ids(ranked[:49]), 59), ids(kept))
+
+	// No leg, or fewer candidates than places: the plain cut.
+	require.Equal(t, ids(ranked[:50]), ids(reserveWordLeg(ranked, 50, nil)))
+	require.Equal(t, ids(ranked[:10]), ids(reserveWordLeg(ranked[:10], 50, word)))
+}
