@@ -41,8 +41,7 @@ type wordVectors struct {
 // tableWordVector is the unit vector of a table's words: the mean of its
 // name words' vectors, weighted wordNameWeight, plus the mean of its
 // non-key columns' words' vectors (softTableWords' words), each word
-// weighted by sifWeight. nil when none
-// of its words has a vector.
+// weighted by sifWeight; nil when none of its words has a vector.
 func tableWordVector(name, cols string, expand func(string) []weightedTerm, emb *vocab.Embeddings) []float32 {
 	var colA []analyzed
 	for _, c := range strings.Fields(cols) {
