@@ -13,6 +13,9 @@ import (
 
 func testIndex(lx *vocab.Lexicon, tables map[int64][numFields]string) *lexIndex {
 	b := newLexIndexBuilder(1, identifierExpander(lx))
+	if lx != nil {
+		b.withWordVectors(lx.Embeddings())
+	}
 	for id := int64(1); id <= int64(len(tables)); id++ {
 		b.add(id, tables[id])
 	}

@@ -41,7 +41,7 @@ type wordVectors struct {
 // tableWordVector is the unit vector of a table's words: the mean of its
 // name words' vectors, weighted wordNameWeight, plus the mean of its
 // non-key columns' words' vectors (softTableWords' words), each word
-// weighted by sifWeight; nil when none of its words has a vector.
+// weighted by Embeddings.SIFWeight; nil when none of its words has a vector.
 func tableWordVector(name, cols string, expand func(string) []weightedTerm, emb *vocab.Embeddings) []float32 {
 	var colA []analyzed
 	for _, c := range strings.Fields(cols) {
@@ -61,18 +61,18 @@ func tableWordVector(name, cols string, expand func(string) []weightedTerm, emb 
 			}
 		}
 		for _, w := range part.words {
-			if n > 0 && emb.AddTo(v, w.v, part.weight*sifWeight(emb, w.v)/float32(n)) {
+			if n > 0 && emb.AddTo(v, w.v, part.weight*emb.SIFWeight(w.v)/float32(n)) {
 				found = true
 			}
 		}
 	}
-	if !found || !normalise(v) {
+	if !found {
 		return nil
 	}
-	return v
+	return unit(v)
 }
 
-// questionWordVector is the unit sifWeight-weighted mean vector of q's
+// questionWordVector is the unit SIF-weighted mean vector of q's
 // content words (softQ: generic words and numbers left out); nil when none
 // has a vector.
 func questionWordVector(q *Query) []float32 {
@@ -82,43 +82,14 @@ func questionWordVector(q *Query) []float32 {
 	v := make([]float32, q.emb.Dim())
 	found := false
 	for _, w := range q.softQ {
-		if q.emb.AddTo(v, w.v, sifWeight(q.emb, w.v)) {
+		if q.emb.AddTo(v, w.v, q.emb.SIFWeight(w.v)) {
 			found = true
 		}
 	}
-	if !found || !normalise(v) {
+	if !found {
 		return nil
 	}
-	return v
-}
-
-// sifWeight is SIF's weight of the word at Index position i (Arora et al.,
-// as the words embedder weighs its mean, vocab.sifA): a frequent word such
-// as "take" or "name" points the mean where every text's mean points, and
-// weighs about a sixth of a rare one. The vectors are listed by decreasing
-// corpus frequency, so the position gives the word's Zipf probability.
-func sifWeight(emb *vocab.Embeddings, i int32) float32 {
-	if i < 0 {
-		return 0
-	}
-	const a = 1e-4
-	p := 1 / (float64(i+1) * math.Log(float64(max(emb.Len(), 2))))
-	return float32(a / (a + p))
-}
-
-func normalise(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
+	return unit(v)
 }
 
 // add appends one doc's vector (nil: none).

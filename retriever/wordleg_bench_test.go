@@ -15,14 +15,13 @@ func BenchmarkWordLegNearest(b *testing.B) {
 		for i := range v {
 			v[i] = float32(r.NormFloat64())
 		}
-		normalise(v)
-		wv.add(v)
+		wv.add(unit(v))
 	}
 	q := make([]float32, dim)
 	for i := range q {
 		q[i] = float32(r.NormFloat64())
 	}
-	normalise(q)
+	q = unit(q)
 	b.ResetTimer()
 	for range b.N {
 		wv.nearest(q, wordLegSlots)

@@ -21,12 +21,7 @@ func TestWordLegFindsUnlinkedSynonym(t *testing.T) {
 		4: {"warehouses", "warehouse_id city capacity", "", ""},
 		5: {"exchange_rates", "base_currency quote_currency rate day", "", ""},
 	}
-	b := newLexIndexBuilder(1, identifierExpander(lx))
-	b.withWordVectors(lx.Embeddings())
-	for id := int64(1); id <= int64(len(tables)); id++ {
-		b.add(id, tables[id])
-	}
-	ix := b.done()
+	ix := testIndex(lx, tables)
 	q := newQuery("How many vendors do we work with?", nil, nil)
 	q.setExpansions(lx, 0.5)
 	require.Empty(t, ix.top(ix.score(questionTerms(q, lx, 0.5)), 5), "no word of the question is in the index")
@@ -37,10 +32,7 @@ func TestWordLegFindsUnlinkedSynonym(t *testing.T) {
 
 // Without word vectors the index holds none and the leg is off.
 func TestWordLegOffWithoutVectors(t *testing.T) {
-	b := newLexIndexBuilder(1, nil)
-	b.withWordVectors(nil)
-	b.add(1, [numFields]string{"suppliers", "supplier_id", "", ""})
-	ix := b.done()
+	ix := testIndex(nil, map[int64][numFields]string{1: {"suppliers", "supplier_id", "", ""}})
 	require.Nil(t, ix.words)
 	require.Nil(t, ix.words.nearest([]float32{1}, 5))
 	require.Nil(t, questionWordVector(newQuery("Which vendors?", nil, nil)))

@@ -87,6 +87,24 @@ func (e *Embeddings) AddTo(dst []float32, i int32, weight float32) bool {
 	return true
 }
 
+// sifA is SIF's smoothing constant: words more frequent than about
+// a·N·ln N in rank weigh little.
+const sifA = 1e-4
+
+// SIFWeight is SIF's weight of the word at Index position i (Arora et
+// al.; 0 for -1): a/(a + p) with the word's probability p read from its
+// position by Zipf's law, since the vectors are listed by decreasing
+// corpus frequency. A word as frequent as "take" or "name" weighs about a
+// sixth of a rare one: a mean of vectors weighted so points where the
+// text's rarer words point, not where every text's mean does.
+func (e *Embeddings) SIFWeight(i int32) float32 {
+	if e == nil || i < 0 || len(e.norm) < 2 {
+		return 0
+	}
+	p := 1 / (float64(i+1) * math.Log(float64(len(e.norm))))
+	return float32(sifA / (sifA + p))
+}
+
 // Dim is the vectors' length.
 func (e *Embeddings) Dim() int {
 	if e == nil {

@@ -44,7 +44,6 @@ type WordsEmbedder struct {
 	hashed *catalog.BuiltinEmbedder
 	lx     *Lexicon
 	emb    *Embeddings
-	logN   float64
 }
 
 // NewWordsEmbedder returns the words embedder over lx (normally
@@ -58,7 +57,6 @@ func NewWordsEmbedder(lx *Lexicon) (*WordsEmbedder, error) {
 		hashed: catalog.NewBuiltinEmbedder(0),
 		lx:     lx,
 		emb:    e,
-		logN:   math.Log(float64(e.Len())),
 	}, nil
 }
 
@@ -83,10 +81,6 @@ func (w *WordsEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 	return out, nil
 }
 
-// sifA is SIF's smoothing constant: words more frequent than about
-// a·N·ln N in rank weigh little.
-const sifA = 1e-4
-
 // Vector embeds one text (see WordsEmbedder for the function).
 func (w *WordsEmbedder) Vector(text string) []float32 {
 	h := w.hashed.Vector(text)
@@ -109,8 +103,7 @@ func (w *WordsEmbedder) Vector(text string) []float32 {
 			if idx < 0 {
 				continue
 			}
-			prob := 1 / (float64(idx+1) * w.logN)
-			w.emb.AddTo(g, idx, float32(sifA/(sifA+prob)))
+			w.emb.AddTo(g, idx, w.emb.SIFWeight(idx))
 		}
 	}
 	v := make([]float32, 0, len(h)+len(g))
