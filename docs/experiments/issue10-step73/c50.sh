@@ -5,12 +5,12 @@
 # binaries with issue10-step16/strict.sh OUTDIR NAME (or, for a changed
 # tree, `go build` with each fold's OUTDIR/NAME/gK/learned.tsv in place).
 #
-#   bash docs/experiments/issue10-step73/c50.sh OUTDIR 'OUTDIR/NAME/strict-%k' [LABEL]
+#   [PRE=ren] bash docs/experiments/issue10-step73/c50.sh OUTDIR 'OUTDIR/NAME/strict-%k' [LABEL]
 set -eu
-out=$1 B=$2
+out=$1 B=$2 pre=${PRE:-ho}
 for s in sp syn; do
   for k in 0 1 2 3 4 5 6; do
-    "${B//%k/$k}" eval --bench "$out/ho_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
+    "${B//%k/$k}" eval --bench "$out/${pre}_${s}_$k" --atr-weights "$out/z_$k.json" --abstain-floor=-inf --abstain-coverage=0 2>&1 |
       grep -E '^benchmark|^hybrid@50|^atr\+expansion' | tr '\n' ' '
     echo
   done | python3 -c "
@@ -20,6 +20,6 @@ for l in sys.stdin:
     q = int(re.search(r'(\d+) questions', l).group(1)); n += q
     v = l.split('atr+expansion')[-1].split()[:5]; acc = [a + q * float(x) for a, x in zip(acc, v)]
     c += q * float(l.split('hybrid@50')[1].split()[2])
-print('%-10s %-4s n=%d C50 %.3f  ' % ('${3:-x}', '$s', n, c / n) + ' '.join('%.3f' % (a / n) for a in acc))
+print('%-10s %-4s %-3s n=%d C50 %.3f  ' % ('${3:-x}', '$pre', '$s', n, c / n) + ' '.join('%.3f' % (a / n) for a in acc))
 "
 done
