@@ -23,7 +23,7 @@ import (
 
 const (
 	// wordLegSlots is how many of the C candidate places the word-vector
-	// leg's best tables may take.
+	// leg's best tables may take (at most a tenth of C).
 	wordLegSlots = 5
 	// wordNameWeight is how much more a table's name words count in its
 	// vector than its columns' words, which are many and often generic.
@@ -167,7 +167,8 @@ func dotInt8(row []int8, q []int32) int32 {
 }
 
 // reserveWordLeg keeps the best keep candidates of ranked (best first)
-// except that the last wordLegSlots places go to the word-vector leg's
+// except that the last places (wordLegSlots, or a tenth of keep when
+// fewer) go to the word-vector leg's
 // tables (word: their rank in that leg, 1 = nearest) that are not already
 // among the others, nearest first; places the leg does not fill go to the
 // next candidates by rank. The result keeps ranked's order.
@@ -175,7 +176,12 @@ func reserveWordLeg(ranked []*Candidate, keep int, word map[int64]int) []*Candid
 	if len(ranked) <= keep || len(word) == 0 {
 		return ranked[:min(keep, len(ranked)):min(keep, len(ranked))]
 	}
-	slots := min(wordLegSlots, keep)
+	// A tenth of the places at most: a deployment that narrows C keeps
+	// most of them for the legs that match words.
+	slots := min(wordLegSlots, keep/10)
+	if slots == 0 {
+		return ranked[:keep:keep]
+	}
 	head := keep - slots
 	var leg []*Candidate
 	for _, c := range ranked[head:] {

@@ -64,6 +64,11 @@ func TestReserveWordLeg(t *testing.T) {
 	kept = reserveWordLeg(ranked, 50, map[int64]int{59: 1})
 	require.Equal(t, append(ids(ranked[:49]), 59), ids(kept))
 
+	// A narrow C gives the leg a tenth of its places: 2 of 20, none of 9.
+	kept = reserveWordLeg(ranked, 20, word)
+	require.Equal(t, append(ids(ranked[:18]), 47, 58), ids(kept))
+	require.Equal(t, ids(ranked[:9]), ids(reserveWordLeg(ranked, 9, word)))
+
 	// No leg, or fewer candidates than places: the plain cut.
 	require.Equal(t, ids(ranked[:50]), ids(reserveWordLeg(ranked, 50, nil)))
 	require.Equal(t, ids(ranked[:10]), ids(reserveWordLeg(ranked[:10], 50, word)))
