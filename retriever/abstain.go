@@ -38,9 +38,15 @@ const (
 // a question that is worded unlike the schema but close in meaning, or
 // named by the schema but embedded far from it. Measured in "Abstention"
 // of docs/retrieval.md.
+//
+// With Word the cosine is the word-vector leg's (wordleg.go: the mean
+// GloVe vectors of the question's and the table's words) instead of the
+// embedder's, so the rule carries meaning under the builtin embedder too;
+// a selection with no such vector is never judged far.
 type AbstainEvidence struct {
 	Coverage float64 `json:"coverage"`
 	Cosine   float64 `json:"cosine"`
+	Word     bool    `json:"word,omitempty"`
 }
 
 // abstention is the verdict on Algorithm 1's selection.
@@ -48,6 +54,7 @@ type abstention struct {
 	best     float64 // best logit of the selection
 	coverage float64 // share of the question's content words it names
 	cosine   float64 // best raw question–table cosine of the selection
+	wordCos  float64 // best word-vector cosine of the selection (1: none known)
 	abstain  bool
 	why      string // which rule abstained, for the user (Result.AbstainReason)
 }
@@ -67,10 +74,20 @@ func abstain(q *Query, atr *atrResult, floor, minCoverage, coverCosine float64, 
 		return abstention{best: math.Inf(-1), abstain: true, why: "no table scored above the retriever's threshold"}
 	}
 	sel := atr.Ranked[:atr.Selected]
-	v := abstention{best: math.Inf(-1), cosine: math.Inf(-1), coverage: selectionCoverage(q, sel, coverCosine)}
+	v := abstention{best: math.Inf(-1), cosine: math.Inf(-1), wordCos: math.Inf(-1), coverage: selectionCoverage(q, sel, coverCosine)}
 	for _, s := range sel {
 		v.best = max(v.best, s.Logit)
 		v.cosine = max(v.cosine, s.SemRaw)
+		if s.wordCosOK {
+			v.wordCos = max(v.wordCos, s.wordCos)
+		}
+	}
+	if math.IsInf(v.wordCos, -1) {
+		v.wordCos = 1
+	}
+	evCos := v.cosine
+	if ev != nil && ev.Word {
+		evCos = v.wordCos
 	}
 	switch {
 	case v.best < floor:
@@ -79,7 +96,7 @@ func abstain(q *Query, atr *atrResult, floor, minCoverage, coverCosine float64, 
 	case v.coverage < minCoverage:
 		v.abstain = true
 		v.why = fmt.Sprintf("the best tables name %.0f%% of the question's words, under the abstention coverage %.0f%%", 100*v.coverage, 100*minCoverage)
-	case ev != nil && v.coverage < ev.Coverage && v.cosine < ev.Cosine:
+	case ev != nil && v.coverage < ev.Coverage && evCos < ev.Cosine:
 		v.abstain = true
 		v.why = "the best tables name few of the question's words and none is close to it in meaning"
 	}

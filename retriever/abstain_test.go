@@ -310,3 +310,25 @@ func tableNames(ts []*TableInfo) []string {
 	}
 	return out
 }
+
+// With Word the evidence rule compares the word-vector cosine: a
+// selection far from the question in meaning abstains, a near one or one
+// whose tables have no word vector (nothing to judge by) does not.
+func TestAbstainWordEvidence(t *testing.T) {
+	sel := func(cos float64, ok bool) *atrResult {
+		c := &Candidate{Table: &TableInfo{ID: 1}, SemRaw: 0.9, wordCos: cos, wordCosOK: ok}
+		return &atrResult{Ranked: []*Scored{{Candidate: c}}, Selected: 1}
+	}
+	// A nil query counts as fully covered, so a coverage bar above 1
+	// leaves the cosine to decide.
+	word := &AbstainEvidence{Coverage: 1.01, Cosine: 0.3, Word: true}
+	far := abstain(nil, sel(0.2, true), math.Inf(-1), 0, 0, word)
+	require.True(t, far.abstain)
+	require.Equal(t, 0.2, far.wordCos)
+	require.False(t, abstain(nil, sel(0.4, true), math.Inf(-1), 0, 0, word).abstain)
+	unknown := abstain(nil, sel(0, false), math.Inf(-1), 0, 0, word)
+	require.False(t, unknown.abstain)
+	require.Equal(t, 1.0, unknown.wordCos)
+	// Without Word the embedder's cosine (0.9) decides.
+	require.False(t, abstain(nil, sel(0.2, true), math.Inf(-1), 0, 0, &AbstainEvidence{Coverage: 1.01, Cosine: 0.3}).abstain)
+}

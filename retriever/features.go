@@ -151,6 +151,12 @@ type Candidate struct {
 	Values []ValueHit
 
 	valFull, valPart float64
+	// wordCos is the cosine of the question's and the table's mean word
+	// vectors (the word-vector leg's, wordleg.go), when wordCosOK: unlike
+	// SemRaw under the builtin embedder it carries meaning, and unlike the
+	// scorer's features it does not depend on the other candidates.
+	wordCos   float64
+	wordCosOK bool
 	// schemaCov is the share of the question's content words that the
 	// names of this table's schema-mates among all candidates cover;
 	// schemaBest marks the schema(s) covering most.

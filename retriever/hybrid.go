@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -105,6 +106,9 @@ type rawCandidate struct {
 	values []ValueHit
 	// word is the table's rank in the word-vector leg (0: not in it).
 	word int
+	// wcos is the cosine of the table's and the question's word vectors
+	// (NaN: either has none, or there is no index).
+	wcos float64
 }
 
 // fetchCandidates runs candidateSQL. extraIDs and extraValues let training
@@ -152,8 +156,10 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		lexQuery, matchQuery = "", ""
 	}
 	var word map[int64]int
+	var qv []float32
 	if p.index != nil && p.index.words != nil {
-		for i, d := range p.index.words.nearest(questionWordVector(q), wordLegSlots) {
+		qv = questionWordVector(q)
+		for i, d := range p.index.words.nearest(qv, wordLegSlots) {
 			if word == nil {
 				word = map[int64]int{}
 			}
@@ -178,8 +184,12 @@ func (r *Retriever) fetchCandidates(ctx context.Context, q *Query, p hybridParam
 		}
 		c.lex, c.sem = float64(lex), float64(sem)
 		c.word = word[c.id]
+		c.wcos = math.NaN()
 		if p.index != nil {
 			c.lex = p.index.scoreOf(scores, c.id)
+			if d, ok := p.index.docOf[c.id]; ok && qv != nil {
+				c.wcos = p.index.words.cosine(d, qv)
+			}
 		}
 		for _, v := range vals {
 			col, val, _ := strings.Cut(v, "\x1f")
@@ -228,6 +238,7 @@ func combine(q *Query, raws []rawCandidate, tables map[int64]*TableInfo, p hybri
 			continue
 		}
 		c := &Candidate{Table: t, LexRaw: rc.lex, SemRaw: rc.sem, Values: append([]ValueHit(nil), rc.values...)}
+		c.wordCos, c.wordCosOK = rc.wcos, !math.IsNaN(rc.wcos)
 		scoreValues(q, c, valueWordFilter{named: named, colNamed: colNamed, marked: marked})
 		cands = append(cands, c)
 	}

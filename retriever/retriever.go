@@ -359,6 +359,10 @@ type Result struct {
 	// the selection (-Inf when empty; 0 without an embedding): the
 	// absolute signal of Config.AbstainEvidence.
 	BestCosine float64
+	// BestWordCosine is the best word-vector cosine (the word-vector
+	// leg's) among the selection; 1 when no selected table or the
+	// question has such a vector: the signal of AbstainEvidence.Word.
+	BestWordCosine float64
 	// Ranked is every candidate in ATR's final order with its logit and
 	// threshold (diagnostics).
 	Ranked []*Scored
@@ -731,7 +735,7 @@ func (r *Retriever) finish(ctx context.Context, res *Result, p *prepared, hooks 
 	if p.courtesyOnly {
 		ab.why = courtesyReason
 	}
-	res.BestLogit, res.Coverage, res.BestCosine = ab.best, ab.coverage, ab.cosine
+	res.BestLogit, res.Coverage, res.BestCosine, res.BestWordCosine = ab.best, ab.coverage, ab.cosine, ab.wordCos
 	if ab.abstain && p.learn.overridesAbstention(decide, *r.cfg.AbstainFloor, learnReasons) {
 		ab.abstain = false
 	}

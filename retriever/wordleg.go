@@ -147,6 +147,20 @@ func (wv *wordVectors) nearest(qv []float32, k int) []int32 {
 	return out
 }
 
+// cosine is the cosine of doc's vector and the unit vector qv: NaN when
+// the doc has none or qv does not fit.
+func (wv *wordVectors) cosine(doc int32, qv []float32) float64 {
+	if wv == nil || len(qv) != wv.dim || int(doc) >= len(wv.ok) || !wv.ok[doc] {
+		return math.NaN()
+	}
+	var s float64
+	for i, x := range wv.vec[int(doc)*wv.dim : (int(doc)+1)*wv.dim] {
+		s += float64(x) * float64(qv[i])
+	}
+	// The stored vector was unit before quantisation; so is qv.
+	return s / 127
+}
+
 // dotInt8 is the dot product of row and q (len(q) >= len(row)). Four
 // accumulators let the CPU overlap the multiplications; the leg's pass
 // over a 100,000-table catalog is this loop.

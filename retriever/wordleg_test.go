@@ -1,6 +1,7 @@
 package retriever
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,4 +73,24 @@ func TestReserveWordLeg(t *testing.T) {
 	// No leg, or fewer candidates than places: the plain cut.
 	require.Equal(t, ids(ranked[:50]), ids(reserveWordLeg(ranked, 50, nil)))
 	require.Equal(t, ids(ranked[:10]), ids(reserveWordLeg(ranked[:10], 50, word)))
+}
+
+// The leg's cosine is the de-quantised dot product of the unit vectors:
+// a table is as close to its own vector as quantisation allows, and a
+// doc without a vector has none.
+func TestWordVectorCosine(t *testing.T) {
+	lx := vocab.Default()
+	ix := testIndex(lx, map[int64][numFields]string{
+		1: {"suppliers", "supplier_id company_name country", "", ""},
+		2: {"xqzv", "xqzv_id", "", ""},
+	})
+	q := newQuery("How many vendors do we work with?", nil, nil)
+	q.setExpansions(lx, 0.5)
+	qv := questionWordVector(q)
+	require.NotNil(t, qv)
+	c := ix.words.cosine(ix.docOf[1], qv)
+	require.Greater(t, c, 0.3, "vendors is near suppliers")
+	require.Less(t, c, 1.0)
+	require.True(t, math.IsNaN(ix.words.cosine(ix.docOf[2], qv)), "no word of xqzv has a vector")
+	require.True(t, math.IsNaN(ix.words.cosine(ix.docOf[1], qv[:3])))
 }

@@ -43,7 +43,7 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 	perQuestion := fs.String("per-question", "", "write one JSON line per question to this file: gold, candidates, chosen set, why each lost gold table was lost")
 	topWhenEmpty := fs.Bool("top-when-empty", retriever.DefaultTopWhenEmpty, "when ATR's threshold outranks every table, select the best one and let the abstention floors decide (docs/retrieval.md, step 38)")
 	coverCos := fs.Float64("abstain-coverage-cosine", 0, "also count a question word as named by the selection when its word vector reaches this cosine with a word the selected tables carry (0: off, the shipped behaviour)")
-	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS (default: off)")
+	abstainEv := fs.String("abstain-evidence", "", "also abstain when the selection names less than COV of the question's content words and its best embedding cosine is below COS, as COV:COS; word:COV:COS compares the word-vector cosine instead (default: off)")
 	schemaRewrite := fs.Float64("schema-rewrite", 0, "least vocabulary-bridge weight at which a question word is said in a candidate table's words before scoring (0: the shipped default; negative: off)")
 	curve := fs.Bool("abstain-curve", false, "print the abstention trade-off over floors (runs with no floor and replays each)")
 	examples := fs.String("examples", "", "split: per database, questions at even positions become examples (atrium.examples, with their gold SQL) and the others are evaluated with and without them")
@@ -116,13 +116,14 @@ func runEval(ctx context.Context, env *cliEnv, args []string) (err error) {
 		return err
 	}
 	if *abstainEv != "" {
-		cov, cos, ok := strings.Cut(*abstainEv, ":")
+		spec, word := strings.CutPrefix(*abstainEv, "word:")
+		cov, cos, ok := strings.Cut(spec, ":")
 		c, err1 := strconv.ParseFloat(cov, 64)
 		v, err2 := strconv.ParseFloat(cos, 64)
 		if !ok || err1 != nil || err2 != nil {
-			return usageError{fmt.Sprintf("--abstain-evidence: %q is not coverage:cosine", *abstainEv)}
+			return usageError{fmt.Sprintf("--abstain-evidence: %q is not [word:]coverage:cosine", *abstainEv)}
 		}
-		cfg.AbstainEvidence = &retriever.AbstainEvidence{Coverage: c, Cosine: v}
+		cfg.AbstainEvidence = &retriever.AbstainEvidence{Coverage: c, Cosine: v, Word: word}
 	}
 	if *curve {
 		off, zero := math.Inf(-1), 0.0

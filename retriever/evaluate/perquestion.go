@@ -52,7 +52,10 @@ type QuestionRecord struct {
 	// (0 when it is empty); MaxCosine the best among all candidates.
 	BestCosine float64 `json:"best_cosine"`
 	MaxCosine  float64 `json:"max_cosine"`
-	Threshold  float64 `json:"threshold"`
+	// BestWordCosine is the best word-vector cosine among the selection
+	// (1 when none of it has a word vector; 0 when it is empty).
+	BestWordCosine float64 `json:"best_word_cosine"`
+	Threshold      float64 `json:"threshold"`
 	// Rewrites are the question words scored as schema words
 	// ("nation→country").
 	Rewrites []string `json:"rewrites,omitempty"`
@@ -115,6 +118,7 @@ func NewQuestionRecord(i int, q *benchload.Question, gold []string, res *retriev
 	}
 	rec.Coverage = round4(res.Coverage)
 	rec.BestCosine = round4(res.BestCosine)
+	rec.BestWordCosine = round4(res.BestWordCosine)
 	rec.Rewrites = retriever.RewriteStrings(res.Rewrites)
 	for _, c := range res.Candidates {
 		rec.MaxCosine = max(rec.MaxCosine, round4(c.SemRaw))

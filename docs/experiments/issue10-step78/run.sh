@@ -1,0 +1,36 @@
+#!/bin/bash
+# Step 78 of docs/retrieval.md. Builds this checkout's strict-pairs
+# binaries (one per fold, the learned pairs of FOLDDIR/base/gK from
+# issue10-step16/strict.sh) as FOLDDIR/s78/strict-K; writes the per-question
+# files (abstention off, each fold's shipped ensemble FOLDDIR/z_K.json) of
+# the folds' held-out questions with their unanswerable sets
+# (issue10-step23/score.sh, STRICT=s78, into FOLDDIR/s23/z), and of the
+# renamed (ren) and renamed-and-documented (renc) copies (foldlib.sh's
+# fold_rename) into FOLDDIR/s78/PREFIX; then replays the rule on them.
+#
+#   bash docs/experiments/issue10-step78/run.sh FOLDDIR
+set -eu
+fx=$1
+here=$(cd "$(dirname "$0")" && pwd)
+d=$fx/s78
+mkdir -p "$d"
+cp retriever/vocab/data/learned.tsv "$d/learned.keep"
+trap 'cp "$d/learned.keep" retriever/vocab/data/learned.tsv' EXIT
+for k in 0 1 2 3 4 5 6; do
+  [ -x "$d/strict-$k" ] && continue
+  cp "$fx/base/g$k/learned.tsv" retriever/vocab/data/learned.tsv
+  go build -o "$d/strict-$k" ./cmd/atrium
+done
+cp "$d/learned.keep" retriever/vocab/data/learned.tsv
+STRICT=s78 bash "$here/../issue10-step23/score.sh" "$fx" "$fx" z >"$d/grid23.txt"
+go run "$here/evidence" "$fx/s23/z" | tee "$d/evidence.txt"
+for pre in ren renc; do
+  mkdir -p "$d/$pre"
+  for k in 0 1 2 3 4 5 6; do
+    for s in sp syn; do
+      [ -s "$d/$pre/${s}_$k.jsonl" ] ||
+        "$d/strict-$k" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "$fx/z_$k.json" \
+          --abstain-floor=-inf --abstain-coverage=0 --per-question "$d/$pre/${s}_$k.jsonl" >/dev/null 2>&1
+    done
+  done
+done
