@@ -1,0 +1,28 @@
+#!/bin/bash
+# Step 79 of docs/retrieval.md. Run from the root of a checkout with
+# patch.diff applied: builds its strict-pairs binaries (the learned pairs of
+# FOLDDIR/base/gK from issue10-step16/strict.sh) as FOLDDIR/s79/strict-K,
+# then prints the folds' rows (foldlib.sh's fold_rows: each fold's shipped
+# ensemble, abstention off) for each prior weight B given.
+#
+#   bash docs/experiments/issue10-step79/run.sh FOLDDIR B...
+set -eu
+fx=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
+d=$fx/s79
+mkdir -p "$d"
+cp retriever/vocab/data/learned.tsv "$d/learned.keep"
+trap 'cp "$d/learned.keep" retriever/vocab/data/learned.tsv' EXIT
+for k in 0 1 2 3 4 5 6; do
+  [ -x "$d/strict-$k" ] && continue
+  cp "$fx/base/g$k/learned.tsv" retriever/vocab/data/learned.tsv
+  go build -o "$d/strict-$k" ./cmd/atrium
+done
+cp "$d/learned.keep" retriever/vocab/data/learned.tsv
+for b in "$@"; do
+  echo "B=$b"
+  ATRIUM_EXP_WORDPRIOR=$b fold_rows "$d/strict-%k" "$fx" ho
+done
