@@ -360,8 +360,9 @@ type Result struct {
 	// absolute signal of Config.AbstainEvidence.
 	BestCosine float64
 	// BestWordCosine is the best word-vector cosine (the word-vector
-	// leg's) among the selection; 1 when no selected table or the
-	// question has such a vector: the signal of AbstainEvidence.Word.
+	// leg's) among the selection: the signal of AbstainEvidence.Word. It
+	// is 1 when the question or every selected table lacks a vector (no
+	// evidence of distance), 0 when the selection is empty.
 	BestWordCosine float64
 	// Ranked is every candidate in ATR's final order with its logit and
 	// threshold (diagnostics).
