@@ -22,6 +22,12 @@
 #                       (step 36: a retrained scorer's files), else the
 #                       fold's shipped ensemble OUTDIR/z_K.json; $EVAL_FLAGS,
 #                       when set, adds flags to every eval (--embedder words)
+#   fold_strict_build FOLDDIR NAME
+#                       this checkout's binaries with each fold's strict
+#                       learned pairs (FOLDDIR/base/gK, made by
+#                       issue10-step16/strict.sh) as FOLDDIR/NAME/strict-K,
+#                       for a change that needs no new pairs (steps 78-80);
+#                       the checkout's learned.tsv is put back
 #   fold_recalibrate BINARY FOLDDIR K EMBEDDER WEIGHTS OUT
 #                       WEIGHTS' networks (a comma-separated list is pooled)
 #                       with only the operating point chosen again on fold
@@ -102,4 +108,19 @@ print('%-12s %-4s %-3s n=%d  ' % ('$(basename "$b")', '$pre', '$s', n) + ' '.joi
 "
     done
   done
+}
+
+fold_strict_build() {
+  local fx=$1 d=$1/$2 k
+  mkdir -p "$d"
+  cp retriever/vocab/data/learned.tsv "$d/learned.keep"
+  for k in 0 1 2 3 4 5 6; do
+    [ -x "$d/strict-$k" ] && continue
+    cp "$fx/base/g$k/learned.tsv" retriever/vocab/data/learned.tsv
+    if ! go build -o "$d/strict-$k" ./cmd/atrium; then
+      cp "$d/learned.keep" retriever/vocab/data/learned.tsv
+      return 1
+    fi
+  done
+  cp "$d/learned.keep" retriever/vocab/data/learned.tsv
 }

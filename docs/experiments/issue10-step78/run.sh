@@ -12,18 +12,12 @@
 set -eu
 fx=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 d=$fx/s78
-mkdir -p "$d"
-cp retriever/vocab/data/learned.tsv "$d/learned.keep"
-trap 'cp "$d/learned.keep" retriever/vocab/data/learned.tsv' EXIT
-for k in 0 1 2 3 4 5 6; do
-  [ -x "$d/strict-$k" ] && continue
-  cp "$fx/base/g$k/learned.tsv" retriever/vocab/data/learned.tsv
-  go build -o "$d/strict-$k" ./cmd/atrium
-done
-cp "$d/learned.keep" retriever/vocab/data/learned.tsv
+fold_strict_build "$fx" s78
 STRICT=s78 bash "$here/../issue10-step23/score.sh" "$fx" "$fx" z >"$d/grid23.txt"
-go run "$here/evidence" "$fx/s23/z" | tee "$d/evidence.txt"
+COSINE=word go run "$here/../issue10-step27/evidence" "$fx/s23/z" | tee "$d/evidence.txt"
 for pre in ren renc; do
   mkdir -p "$d/$pre"
   for k in 0 1 2 3 4 5 6; do

@@ -13,15 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../foldlib.sh
 source "$here/../foldlib.sh"
 d=$fx/s79
-mkdir -p "$d"
-cp retriever/vocab/data/learned.tsv "$d/learned.keep"
-trap 'cp "$d/learned.keep" retriever/vocab/data/learned.tsv' EXIT
-for k in 0 1 2 3 4 5 6; do
-  [ -x "$d/strict-$k" ] && continue
-  cp "$fx/base/g$k/learned.tsv" retriever/vocab/data/learned.tsv
-  go build -o "$d/strict-$k" ./cmd/atrium
-done
-cp "$d/learned.keep" retriever/vocab/data/learned.tsv
+fold_strict_build "$fx" s79
 for b in "$@"; do
   echo "B=$b"
   ATRIUM_EXP_WORDPRIOR=$b fold_rows "$d/strict-%k" "$fx" ho

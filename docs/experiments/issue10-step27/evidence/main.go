@@ -7,6 +7,12 @@
 // with it.
 //
 //	go run ./docs/experiments/issue10-step27/evidence DIR [K...]
+//
+// COSINE=word reads the word-vector cosine (best_word_cosine, step 78's
+// --abstain-evidence word:EC:ECOS) instead of the embedder's, over ECOS
+// up to 0.80. With FLOORS=F:C:EC:ECOS it prints instead that point's
+// false abstention and abstention per wording, with and without the rule
+// (a directory of renamed sets has answerable questions only).
 package main
 
 import (
@@ -24,6 +30,7 @@ type rec struct {
 	BestLogit    float64  `json:"best_logit"`
 	Coverage     float64  `json:"coverage"`
 	BestCosine   float64  `json:"best_cosine"`
+	BestWordCos  float64  `json:"best_word_cosine"`
 }
 
 type set struct{ ans, un []rec }
@@ -56,10 +63,17 @@ func load(dir, w string, ks []int) (set, error) {
 	return s, nil
 }
 
+// wordCosine makes rate read best_word_cosine (COSINE=word).
+var wordCosine = os.Getenv("COSINE") == "word"
+
 func rate(qs []rec, F, C, EC, ECOS float64) float64 {
 	n := 0
 	for _, q := range qs {
-		if len(q.Selected) == 0 || q.BestLogit < F || q.Coverage < C || (q.Coverage < EC && q.BestCosine < ECOS) {
+		cos := q.BestCosine
+		if wordCosine {
+			cos = q.BestWordCos
+		}
+		if len(q.Selected) == 0 || q.BestLogit < F || q.Coverage < C || (q.Coverage < EC && cos < ECOS) {
 			n++
 		}
 	}
@@ -85,6 +99,22 @@ func main() {
 		}
 		sets[i] = s
 	}
+	if p := os.Getenv("FLOORS"); p != "" {
+		var F, C, EC, ECOS float64
+		if _, err := fmt.Sscanf(p, "%g:%g:%g:%g", &F, &C, &EC, &ECOS); err != nil {
+			fmt.Fprintln(os.Stderr, "FLOORS:", err)
+			os.Exit(2)
+		}
+		for i, w := range []string{"sp", "syn"} {
+			s := sets[i]
+			fmt.Printf("%-3s answerable %d false %.4f (rule off %.4f)", w, len(s.ans), rate(s.ans, F, C, EC, ECOS), rate(s.ans, F, C, 0, 0))
+			if len(s.un) > 0 {
+				fmt.Printf(" | unanswerable %d abstain %.4f (rule off %.4f)", len(s.un), rate(s.un, F, C, EC, ECOS), rate(s.un, F, C, 0, 0))
+			}
+			fmt.Println()
+		}
+		return
+	}
 	floors := []float64{math.Inf(-1)}
 	for x := -48; x <= 0; x++ {
 		floors = append(floors, float64(x)/8)
@@ -103,7 +133,11 @@ func main() {
 					coss := []float64{0}
 					if EC > 0 {
 						coss = nil
-						for i := 1; i <= 30; i++ {
+						top := 30
+						if wordCosine {
+							top = 40
+						}
+						for i := 1; i <= top; i++ {
 							coss = append(coss, 0.02*float64(i))
 						}
 					}
