@@ -28,6 +28,11 @@
 #                       issue10-step16/strict.sh) as FOLDDIR/NAME/strict-K,
 #                       for a change that needs no new pairs (steps 78-80);
 #                       the checkout's learned.tsv is put back
+#   fold_pq BINARY WEIGHTS FOLDDIR PREFIX OUT
+#                       per-question files (abstention off) of
+#                       FOLDDIR/PREFIX_WORDING_K as OUT/WORDING_K.jsonl,
+#                       BINARY and WEIGHTS with %k for the fold; files
+#                       already there are kept (steps 77, 78, 81)
 #   fold_recalibrate BINARY FOLDDIR K EMBEDDER WEIGHTS OUT
 #                       WEIGHTS' networks (a comma-separated list is pooled)
 #                       with only the operating point chosen again on fold
@@ -123,4 +128,16 @@ fold_strict_build() {
     fi
   done
   cp "$d/learned.keep" retriever/vocab/data/learned.tsv
+}
+
+fold_pq() {
+  local b=$1 w=$2 fx=$3 pre=$4 o=$5 k s
+  mkdir -p "$o"
+  for k in 0 1 2 3 4 5 6; do
+    for s in sp syn; do
+      [ -s "$o/${s}_$k.jsonl" ] ||
+        "${b//%k/$k}" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "${w//%k/$k}" \
+          --abstain-floor=-inf --abstain-coverage=0 --per-question "$o/${s}_$k.jsonl" >/dev/null 2>&1
+    done
+  done
 }

@@ -12,20 +12,14 @@
 set -eu
 fx=$1 wd=$2
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 bash "$here/../issue10-step23/score.sh" "$fx" "$wd" lk >"$wd/grid-lk.txt"
 for w in z lk; do
   wf=$fx/z_%k.json
   [ $w = lk ] && wf=$wd/lk_%k.json
   for pre in ren renc; do
-    d=$fx/s77/$w/$pre
-    mkdir -p "$d"
-    for k in 0 1 2 3 4 5 6; do
-      for s in sp syn; do
-        [ -s "$d/${s}_$k.jsonl" ] ||
-          "$fx/base/strict-$k" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "${wf//%k/$k}" \
-            --abstain-floor=-inf --abstain-coverage=0 --per-question "$d/${s}_$k.jsonl" >/dev/null 2>&1
-      done
-    done
+    fold_pq "$fx/base/strict-%k" "$wf" "$fx" "$pre" "$fx/s77/$w/$pre"
   done
 done
 for d in "$fx/s23/z" "$fx/s23/lk" "$fx"/s77/*/ren "$fx"/s77/*/renc; do

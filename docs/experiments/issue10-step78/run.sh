@@ -19,12 +19,5 @@ fold_strict_build "$fx" s78
 STRICT=s78 bash "$here/../issue10-step23/score.sh" "$fx" "$fx" z >"$d/grid23.txt"
 COSINE=word go run "$here/../issue10-step27/evidence" "$fx/s23/z" | tee "$d/evidence.txt"
 for pre in ren renc; do
-  mkdir -p "$d/$pre"
-  for k in 0 1 2 3 4 5 6; do
-    for s in sp syn; do
-      [ -s "$d/$pre/${s}_$k.jsonl" ] ||
-        "$d/strict-$k" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "$fx/z_$k.json" \
-          --abstain-floor=-inf --abstain-coverage=0 --per-question "$d/$pre/${s}_$k.jsonl" >/dev/null 2>&1
-    done
-  done
+  fold_pq "$d/strict-%k" "$fx/z_%k.json" "$fx" "$pre" "$d/$pre"
 done

@@ -10,18 +10,12 @@
 set -eu
 fx=$1
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../foldlib.sh
+source "$here/../foldlib.sh"
 export ATRIUM_EXP_WORDPRIOR=2
 for k in 0 1 2 3 4 5 6; do ln -sfn z_$k.json "$fx/cut-1.25/p2_$k.json"; done
 STRICT=s80 bash "$here/../issue10-step23/score.sh" "$fx" "$fx/cut-1.25" p2
 for pre in ren renc; do
-  d=$fx/s81/$pre
-  mkdir -p "$d"
-  for k in 0 1 2 3 4 5 6; do
-    for s in sp syn; do
-      [ -s "$d/${s}_$k.jsonl" ] ||
-        "$fx/s80/strict-$k" eval --bench "$fx/${pre}_${s}_$k" --atr-weights "$fx/cut-1.25/z_$k.json" \
-          --abstain-floor=-inf --abstain-coverage=0 --per-question "$d/${s}_$k.jsonl" >/dev/null 2>&1
-    done
-  done
-  python3 "$here/../issue10-step77/rows.py" "$d"
+  fold_pq "$fx/s80/strict-%k" "$fx/cut-1.25/z_%k.json" "$fx" "$pre" "$fx/s81/$pre"
+  python3 "$here/../issue10-step77/rows.py" "$fx/s81/$pre"
 done
