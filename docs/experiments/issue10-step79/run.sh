@@ -6,14 +6,17 @@
 # ensemble, abstention off) for each prior weight B given.
 #
 #   bash docs/experiments/issue10-step79/run.sh FOLDDIR B...
+#
+# STEP names the binaries' directory FOLDDIR/STEP (default s79; step 80's
+# run.sh sets s80, for its own patch).
 set -eu
 fx=$1
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../foldlib.sh
 source "$here/../foldlib.sh"
-d=$fx/s79
-fold_strict_build "$fx" s79
+d=$fx/${STEP:-s79}
+fold_strict_build "$fx" "${STEP:-s79}"
 for b in "$@"; do
   echo "B=$b"
   ATRIUM_EXP_WORDPRIOR=$b fold_rows "$d/strict-%k" "$fx" ho

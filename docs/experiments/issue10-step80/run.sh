@@ -1,20 +1,7 @@
 #!/bin/bash
-# Step 80 of docs/retrieval.md. Run from the root of a checkout with
-# patch.diff applied: builds its strict-pairs binaries (the learned pairs of
-# FOLDDIR/base/gK from issue10-step16/strict.sh) as FOLDDIR/s80/strict-K,
-# then prints the folds' rows (foldlib.sh's fold_rows: each fold's shipped
-# ensemble, abstention off) for each prior weight B given.
+# Step 80 of docs/retrieval.md: step 79's run.sh with step 80's patch.diff
+# applied to the checkout, its binaries in FOLDDIR/s80.
 #
 #   bash docs/experiments/issue10-step80/run.sh FOLDDIR B...
 set -eu
-fx=$1
-shift
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=../foldlib.sh
-source "$here/../foldlib.sh"
-d=$fx/s80
-fold_strict_build "$fx" s80
-for b in "$@"; do
-  echo "B=$b"
-  ATRIUM_EXP_WORDPRIOR=$b fold_rows "$d/strict-%k" "$fx" ho
-done
+STEP=s80 exec bash "$(dirname "$0")/../issue10-step79/run.sh" "$@"
